@@ -1,0 +1,13 @@
+# orch_set_warnings(<target>): warnings for orch's own tests, benchmarks and examples only.
+# Never applied to consumers of orch::orch.
+function(orch_set_warnings target)
+  if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
+    target_compile_options(${target} PRIVATE
+      $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wsign-conversion
+                                -Wnon-virtual-dtor -Wold-style-cast -Wcast-align -Wnull-dereference
+                                -Wimplicit-fallthrough>)
+    if(ORCH_WARNINGS_AS_ERRORS)
+      target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Werror>)
+    endif()
+  endif()
+endfunction()

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: Apache-2.0
+/// The result every partitioner returns: the bin of each item, the loads and the bound.
+#pragma once
+
+#include <orch/config.hpp>
+#include <orch/quality.hpp>
+#include <orch/types.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace orch {
+
+/// An assignment of items to k bins with its quality. `bin_of[i]` is the bin of item i.
+/// `lower_bound` is max(ceil(Σc/k), max c) (or a stronger bound the algorithm proved);
+/// `proven_optimal` is true when max_load equals a proven lower bound or an exact search
+/// finished.
+struct partition_result {
+  std::vector<rank_t> bin_of;
+  std::vector<cost_t> loads;
+  cost_t max_load = 0;
+  cost_t lower_bound = 0;
+  bool proven_optimal = false;
+  std::string algorithm; ///< which algorithm produced the assignment ("lpt", "kk", ...)
+
+  /// max_load / lower_bound (1 when both are 0). Reporting only.
+  [[nodiscard]] double ratio_to_lower_bound() const noexcept {
+    return lower_bound == 0 ? 1.0
+                            : static_cast<double>(max_load) / static_cast<double>(lower_bound);
+  }
+};
+
+namespace detail {
+
+/// Validates the common partitioner inputs: k > 0, costs non-negative, Σ fits.
+inline void check_partition_input(std::span<const cost_t> costs, rank_t bins, const char* where) {
+  check_bins(bins, where);
+  static_cast<void>(total_cost(costs, where));
+}
+
+/// Fills loads, max_load, lower_bound and proven_optimal from bin_of.
+[[nodiscard]] inline partition_result make_result(std::span<const cost_t> costs,
+                                                  std::vector<rank_t> bin_of, rank_t bins,
+                                                  std::string algorithm) {
+  partition_result r;
+  r.loads = bin_loads(costs, bin_of, bins);
+  r.bin_of = std::move(bin_of);
+  r.max_load = *std::max_element(r.loads.begin(), r.loads.end());
+  r.lower_bound = lower_bound(costs, bins);
+  r.proven_optimal = r.max_load == r.lower_bound;
+  r.algorithm = std::move(algorithm);
+  return r;
+}
+
+} // namespace detail
+
+} // namespace orch
