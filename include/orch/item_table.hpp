@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: Apache-2.0
+/// The item table: every example of a step (owner rank, local index, text tokens) and its
+/// media items (field, input length), identical on all ranks after the metadata all-gather.
+#pragma once
+
+#include <orch/config.hpp>
+#include <orch/types.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace orch {
+
+/// A media item as given to item_table::add_example: its field, its input length in the
+/// field's unit (patches for image / video, frames for audio), and where its encoder output
+/// goes in the example's LLM sequence: after the first `text_position` text tokens.
+struct media_spec {
+  std::string_view field;
+  length_t length = 0;
+  length_t text_position = 0; ///< text tokens before this item; non-decreasing in an example
+};
+
+/// Examples and their media in compressed rows: media of example e are
+/// [media_begin(e), media_end(e)) in the order they appear in the example, which is the order
+/// their encoder outputs take in the example's LLM sequence.
+///
+/// Complexity: add_example is amortised O(media of the example · fields).
+class item_table {
+public:
+  /// Appends an example held by rank `owner` at position `local_index` of that rank's
+  /// mini-batch. Returns its example index.
+  /// Throws: orch::invalid_argument (negative owner, local index, text or media length; empty
+  /// field name; the name "text", which is not a media field).
+  index_t add_example(rank_t owner, index_t local_index, length_t text_tokens,
+                      std::span<const media_spec> media = {}) {
+    const auto e = examples();
+    if (owner < 0) {
+      throw_invalid_argument("item_table: example ", e, " has negative owner rank ", owner);
+    }
+    if (local_index < 0) {
+      throw_invalid_argument("item_table: example ", e, " has negative local index ", local_index);
+    }
+    if (text_tokens < 0) {
+      throw_invalid_argument("item_table: example ", e, " has negative text length ", text_tokens);
+    }
+    for (std::size_t m = 0; m < media.size(); ++m) {
+      if (media[m].length < 0) {
+        throw_invalid_argument("item_table: example ", e, " media ", m, " ('", media[m].field,
+                               "') has negative length ", media[m].length);
+      }
+      const length_t previous = m == 0 ? 0 : media[m - 1].text_position;
+      if (media[m].text_position < previous || media[m].text_position > text_tokens) {
+        throw_invalid_argument("item_table: example ", e, " media ", m, " has text position ",
+                               media[m].text_position, " outside [", previous, ", ", text_tokens,
+                               "] (positions are non-decreasing, at most the text "
+                               "length)");
+      }
+      if (media[m].field.empty() || media[m].field == "text") {
+        throw_invalid_argument("item_table: example ", e, " media ", m, " has field '",
+                               media[m].field, "', not a media field name");
+      }
+    }
+    owner_.push_back(owner);
+    local_.push_back(local_index);
+    text_.push_back(text_tokens);
+    for (const auto& m : media) {
+      media_field_.push_back(intern(m.field));
+      media_length_.push_back(m.length);
+      media_position_.push_back(m.text_position);
+      media_example_.push_back(e);
+    }
+    media_begin_.push_back(static_cast<index_t>(media_field_.size()));
+    return e;
+  }
+
+  [[nodiscard]] index_t examples() const noexcept { return static_cast<index_t>(owner_.size()); }
+  [[nodiscard]] index_t media_items() const noexcept {
+    return static_cast<index_t>(media_field_.size());
+  }
+
+  [[nodiscard]] rank_t owner(index_t example) const { return owner_[at(example)]; }
+  [[nodiscard]] index_t local_index(index_t example) const { return local_[at(example)]; }
+  [[nodiscard]] length_t text_tokens(index_t example) const { return text_[at(example)]; }
+  [[nodiscard]] index_t media_begin(index_t example) const { return media_begin_[at(example)]; }
+  [[nodiscard]] index_t media_end(index_t example) const { return media_begin_[at(example) + 1]; }
+
+  /// Field id of media item m (an index into field_names()).
+  [[nodiscard]] std::int32_t media_field(index_t m) const { return media_field_[at_media(m)]; }
+  [[nodiscard]] length_t media_length(index_t m) const { return media_length_[at_media(m)]; }
+  /// Text tokens of its example that precede media item m in the LLM sequence.
+  [[nodiscard]] length_t media_text_position(index_t m) const {
+    return media_position_[at_media(m)];
+  }
+  /// The example media item m belongs to.
+  [[nodiscard]] index_t media_example(index_t m) const { return media_example_[at_media(m)]; }
+
+  /// Media field names in order of first appearance (ids are positions in this list).
+  [[nodiscard]] const std::vector<std::string>& field_names() const noexcept { return fields_; }
+
+  /// Column views, for algorithms that sweep the whole table.
+  [[nodiscard]] std::span<const rank_t> owners() const noexcept { return owner_; }
+  [[nodiscard]] std::span<const index_t> local_indices() const noexcept { return local_; }
+  [[nodiscard]] std::span<const length_t> text_lengths() const noexcept { return text_; }
+  [[nodiscard]] std::span<const length_t> media_lengths() const noexcept { return media_length_; }
+  [[nodiscard]] std::span<const std::int32_t> media_fields() const noexcept { return media_field_; }
+  [[nodiscard]] std::span<const index_t> media_examples() const noexcept { return media_example_; }
+
+  /// Checks the table against `ranks`: every owner in [0, ranks), and the local indices of
+  /// each rank's examples are exactly 0..count−1 (each once).
+  /// Complexity: O(examples + ranks).
+  /// Throws: orch::invalid_argument naming the example and rank.
+  void validate(rank_t ranks) const {
+    if (ranks <= 0) {
+      throw_invalid_argument("item_table: number of ranks must be positive, got ", ranks);
+    }
+    std::vector<index_t> count(static_cast<std::size_t>(ranks), 0);
+    for (index_t e = 0; e < examples(); ++e) {
+      const rank_t r = owner_[static_cast<std::size_t>(e)];
+      if (r >= ranks) {
+        throw_invalid_argument("item_table: example ", e, " is owned by rank ", r, ", outside [0, ",
+                               ranks, ")");
+      }
+      ++count[static_cast<std::size_t>(r)];
+    }
+    // Local indices of rank r must be a permutation of 0..count[r]−1: mark each once.
+    std::vector<index_t> first(static_cast<std::size_t>(ranks) + 1, 0);
+    for (std::size_t r = 0; r < count.size(); ++r) {
+      first[r + 1] = first[r] + count[r];
+    }
+    std::vector<index_t> seen(static_cast<std::size_t>(examples()), -1);
+    for (index_t e = 0; e < examples(); ++e) {
+      const auto r = static_cast<std::size_t>(owner_[static_cast<std::size_t>(e)]);
+      const index_t l = local_[static_cast<std::size_t>(e)];
+      if (l >= count[r]) {
+        throw_invalid_argument("item_table: example ", e, " has local index ", l, " on rank ", r,
+                               ", which holds only ", count[r], " examples");
+      }
+      auto& slot = seen[static_cast<std::size_t>(first[r] + l)];
+      if (slot >= 0) {
+        throw_invalid_argument("item_table: examples ", slot, " and ", e, " both have local index ",
+                               l, " on rank ", r);
+      }
+      slot = e;
+    }
+  }
+
+private:
+  std::int32_t intern(std::string_view field) {
+    for (std::size_t f = 0; f < fields_.size(); ++f) {
+      if (fields_[f] == field) {
+        return static_cast<std::int32_t>(f);
+      }
+    }
+    fields_.emplace_back(field);
+    return static_cast<std::int32_t>(fields_.size() - 1);
+  }
+
+  [[nodiscard]] std::size_t at(index_t example) const {
+    if (example < 0 || example >= examples()) {
+      throw_invalid_argument("item_table: example ", example, " outside [0, ", examples(), ")");
+    }
+    return static_cast<std::size_t>(example);
+  }
+  [[nodiscard]] std::size_t at_media(index_t m) const {
+    if (m < 0 || m >= media_items()) {
+      throw_invalid_argument("item_table: media item ", m, " outside [0, ", media_items(), ")");
+    }
+    return static_cast<std::size_t>(m);
+  }
+
+  std::vector<rank_t> owner_;
+  std::vector<index_t> local_;
+  std::vector<length_t> text_;
+  std::vector<index_t> media_begin_{0};
+  std::vector<std::int32_t> media_field_;
+  std::vector<length_t> media_length_;
+  std::vector<length_t> media_position_;
+  std::vector<index_t> media_example_;
+  std::vector<std::string> fields_;
+};
+
+} // namespace orch
