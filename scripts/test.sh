@@ -7,4 +7,6 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 cmake --preset dev >/dev/null
 cmake --build --preset dev
+# Every public header compiles on its own (CMake's header-set verification).
+cmake --build --preset dev --target all_verify_interface_header_sets
 ctest --preset dev "$@"

@@ -3,86 +3,161 @@
 #pragma once
 
 #include <orch/config.hpp>
-#include <orch/detail/radix_sort.hpp>
+#include <orch/partition/order.hpp>
 #include <orch/partition/result.hpp>
 #include <orch/types.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace orch {
 
 namespace detail {
 
-/// A binary min-heap of bins keyed by (load, bin index). LPT only ever replaces the top, so
-/// one sift-down per item is all the maintenance it needs.
-class bin_heap {
+/// A tournament (loser) tree over k bins keyed by (load, bin index): the least-loaded bin,
+/// lowest index first, is the winner. LPT only ever raises the winner's load, and replaying
+/// that one leaf-to-root path costs ⌈log2 k⌉ steps. Each node stores the losing *key*
+/// (load << shift | bin) itself, so a step is one load, one compare and two conditional moves
+/// with no data-dependent branch or pointer chase; a binary heap's sift-down instead
+/// mispredicts about once per level, which was most of LPT's time at thousands of bins.
+/// `Key` is std::uint64_t when Σ costs fits beside the bin bits, else unsigned __int128.
+template <class Key>
+class bin_tree {
 public:
-  explicit bin_heap(rank_t bins) : load_(static_cast<std::size_t>(bins), 0), bin_(load_.size()) {
-    // All loads are 0, so bins in index order already form a valid heap.
-    for (std::size_t i = 0; i < bin_.size(); ++i) {
-      bin_[i] = static_cast<rank_t>(i);
+  explicit bin_tree(rank_t bins) {
+    while ((std::size_t{1} << shift_) < static_cast<std::size_t>(bins)) {
+      ++shift_;
     }
+    const std::size_t leaves = std::size_t{1} << shift_;
+    const Key bin_mask = (Key{1} << shift_) - 1;
+    // Padding leaves carry an all-ones load, so they never win against a real bin.
+    std::vector<Key> winner(2 * leaves);
+    for (std::size_t b = 0; b < leaves; ++b) {
+      winner[leaves + b] = b < static_cast<std::size_t>(bins) ? Key{b} : (~bin_mask | Key{b});
+    }
+    loser_.assign(leaves, Key{0});
+    for (std::size_t node = leaves - 1; node >= 1; --node) {
+      const Key l = winner[2 * node];
+      const Key r = winner[2 * node + 1];
+      winner[node] = std::min(l, r);
+      loser_[node] = std::max(l, r);
+    }
+    winner_ = winner[leaves > 1 ? 1 : leaves];
   }
 
-  [[nodiscard]] rank_t top_bin() const noexcept { return bin_[0]; }
-  [[nodiscard]] cost_t top_load() const noexcept { return load_[0]; }
-
-  /// Sets the top bin's load to `load` (not smaller than before) and restores the heap.
-  void replace_top_load(cost_t load) noexcept {
-    const std::size_t n = load_.size();
-    const rank_t bin = bin_[0];
-    std::size_t hole = 0;
-    for (;;) {
-      std::size_t child = 2 * hole + 1;
-      if (child >= n) {
-        break;
-      }
-      if (child + 1 < n && less(child + 1, child)) {
-        ++child;
-      }
-      if (!(load_[child] < load || (load_[child] == load && bin_[child] < bin))) {
-        break;
-      }
-      load_[hole] = load_[child];
-      bin_[hole] = bin_[child];
-      hole = child;
+  /// Whether Σ costs leaves room for the bin bits in `Key` (so no key can overflow).
+  [[nodiscard]] static bool fits(cost_t total, rank_t bins) noexcept {
+    int shift = 0;
+    while ((std::size_t{1} << shift) < static_cast<std::size_t>(bins)) {
+      ++shift;
     }
-    load_[hole] = load;
-    bin_[hole] = bin;
+    // Loads stay ≤ total; the all-ones load is reserved for padding leaves.
+    return static_cast<int>(sizeof(Key)) * 8 - shift > 63 ||
+           (static_cast<std::uint64_t>(total) >> (static_cast<int>(sizeof(Key)) * 8 - shift - 1)) ==
+               0;
+  }
+
+  [[nodiscard]] rank_t top_bin() const noexcept {
+    return static_cast<rank_t>(winner_ & ((Key{1} << shift_) - 1));
+  }
+
+  /// Adds `cost` to the winner's load and replays its path to the root.
+  void add_to_top(cost_t cost) noexcept {
+    const Key mask = (Key{1} << shift_) - 1;
+    Key cand = winner_ + (static_cast<Key>(cost) << shift_);
+    for (std::size_t node =
+             ((std::size_t{1} << shift_) + static_cast<std::size_t>(cand & mask)) >> 1;
+         node >= 1; node >>= 1) {
+      const Key other = loser_[node];
+      // Which side wins a level is a coin flip, so a branch would mispredict half the time.
+      // Written with a mask and an unconditional store: with std::min / std::max, GCC skips
+      // the store when `other` stays and branches on the comparison.
+      const Key take = Key{0} - static_cast<Key>(other < cand);
+      const Key winner = (other & take) | (cand & ~take);
+      loser_[node] = cand ^ other ^ winner;
+      cand = winner;
+    }
+    winner_ = cand;
+  }
+
+  /// Load of every real bin, decoded from the keys held by the tree.
+  [[nodiscard]] std::vector<cost_t> loads(rank_t bins) const {
+    std::vector<cost_t> out(static_cast<std::size_t>(bins), 0);
+    const Key mask = (Key{1} << shift_) - 1;
+    auto put = [&](Key k) {
+      const auto b = static_cast<std::size_t>(k & mask);
+      if (b < out.size()) {
+        out[b] = static_cast<cost_t>(k >> shift_);
+      }
+    };
+    put(winner_);
+    for (std::size_t node = 1; node < loser_.size(); ++node) {
+      put(loser_[node]);
+    }
+    return out;
   }
 
 private:
-  [[nodiscard]] bool less(std::size_t a, std::size_t b) const noexcept {
-    return load_[a] < load_[b] || (load_[a] == load_[b] && bin_[a] < bin_[b]);
-  }
-
-  std::vector<cost_t> load_; // structure of arrays: the sift-down reads loads first
-  std::vector<rank_t> bin_;
+  int shift_ = 0;
+  Key winner_{};
+  std::vector<Key> loser_; // per internal node 1..leaves-1 (index 0 unused)
 };
+
+/// LPT over validated input (costs non-negative, Σ fits), with the total already known.
+/// When `order_out` is given it receives the items by cost descending, index ascending (the
+/// order LPT visited them in), for later stages that need it.
+template <class Key>
+[[nodiscard]] partition_result lpt_with(std::span<const cost_t> costs, rank_t bins, cost_t total,
+                                        std::vector<std::uint32_t>* order_out) {
+  std::vector<rank_t> bin_of(costs.size(), 0);
+  bin_tree<Key> tree(bins);
+  cost_t largest = -1;
+  if (order_out != nullptr) {
+    order_out->clear();
+    order_out->reserve(costs.size());
+  }
+  visit_desc(costs, [&](std::uint32_t item, cost_t cost) {
+    largest = largest < 0 ? cost : largest;
+    bin_of[item] = tree.top_bin();
+    tree.add_to_top(cost);
+    if (order_out != nullptr) {
+      order_out->push_back(item);
+    }
+  });
+  const cost_t bound = std::max(ceil_div(total, bins), std::max<cost_t>(largest, 0));
+  return make_result_with_loads(std::move(bin_of), tree.loads(bins), bound, "lpt");
+}
+
+/// LPT over validated input: 64-bit keys when Σ costs leaves room for the bin bits.
+[[nodiscard]] inline partition_result
+lpt_unchecked(std::span<const cost_t> costs, rank_t bins, cost_t total,
+              std::vector<std::uint32_t>* order_out = nullptr) {
+  if (bin_tree<std::uint64_t>::fits(total, bins)) {
+    return lpt_with<std::uint64_t>(costs, bins, total, order_out);
+  }
+  __extension__ typedef unsigned __int128 wide_key;
+  return lpt_with<wide_key>(costs, bins, total, order_out);
+}
 
 } // namespace detail
 
 /// LPT: items in order of cost descending (ties: lower index first), each to the currently
 /// least-loaded bin (ties: lower bin index).
 ///
-/// Complexity: O(n · b + n log k), b the significant bytes of the largest cost (radix sort).
+/// Complexity: O(n · b + n log k + k), b the significant bytes of the largest cost (radix
+/// sort), log k from the tournament tree.
 /// Guarantee: max load ≤ (4/3 − 1/(3k)) · optimum (Graham 1969); optimal when n ≤ k.
 /// Determinism: the result depends only on the costs and k (total tie-breaks above).
 /// Throws: orch::invalid_argument (k ≤ 0, a negative cost), orch::overflow (Σ costs).
 [[nodiscard]] inline partition_result lpt(std::span<const cost_t> costs, rank_t bins) {
-  detail::check_partition_input(costs, bins, "lpt");
-  std::vector<rank_t> bin_of(costs.size(), 0);
-  const auto order = detail::order_by_cost_desc(costs);
-  detail::bin_heap heap(bins);
-  for (const std::uint32_t item : order) {
-    bin_of[item] = heap.top_bin();
-    // Cannot overflow: every load is at most Σ costs, which check_partition_input bounded.
-    heap.replace_top_load(heap.top_load() + costs[item]);
-  }
-  return detail::make_result(costs, std::move(bin_of), bins, "lpt");
+  detail::check_bins(bins, "lpt");
+  const cost_t total = detail::total_cost(costs, "lpt");
+  return detail::lpt_unchecked(costs, bins, total);
 }
 
 } // namespace orch

@@ -8,8 +8,10 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace orch {
@@ -25,6 +27,13 @@ struct partition_result {
   cost_t lower_bound = 0;
   bool proven_optimal = false;
   std::string algorithm; ///< which algorithm produced the assignment ("lpt", "kk", ...)
+  std::int64_t work = 0; ///< work units spent (search nodes, evaluated moves); 0 for greedy ones
+  /// With per-bin speeds: max over bins of load / speed (reporting only; decisions compare the
+  /// fractions exactly). Without speeds: equal to max_load.
+  double max_time = 0.0;
+  /// With per-bin speeds: a proven lower bound on max_time; `proven_optimal` then refers to
+  /// max_time. Without speeds: equal to lower_bound.
+  double time_lower_bound = 0.0;
 
   /// max_load / lower_bound (1 when both are 0). Reporting only.
   [[nodiscard]] double ratio_to_lower_bound() const noexcept {
@@ -52,6 +61,24 @@ inline void check_partition_input(std::span<const cost_t> costs, rank_t bins, co
   r.lower_bound = lower_bound(costs, bins);
   r.proven_optimal = r.max_load == r.lower_bound;
   r.algorithm = std::move(algorithm);
+  r.max_time = static_cast<double>(r.max_load);
+  r.time_lower_bound = static_cast<double>(r.lower_bound);
+  return r;
+}
+
+/// Builds a result from an assignment whose loads are already known (skips recounting).
+[[nodiscard]] inline partition_result make_result_with_loads(std::vector<rank_t> bin_of,
+                                                             std::vector<cost_t> loads,
+                                                             cost_t bound, std::string algorithm) {
+  partition_result r;
+  r.bin_of = std::move(bin_of);
+  r.loads = std::move(loads);
+  r.max_load = r.loads.empty() ? 0 : *std::max_element(r.loads.begin(), r.loads.end());
+  r.lower_bound = bound;
+  r.proven_optimal = r.max_load <= r.lower_bound;
+  r.algorithm = std::move(algorithm);
+  r.max_time = static_cast<double>(r.max_load);
+  r.time_lower_bound = static_cast<double>(r.lower_bound);
   return r;
 }
 

@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: Apache-2.0
+// The whole step plan at the paper's scale: 2,560 ranks (320 nodes × 8) × 32 examples, about
+// 1.5 images and 0.3 audio clips per example; every strategy. Counters: per-phase max/lower
+// bound, the composed feature route vs two hops, inter-node bytes.
+#include <orch/orchestrate.hpp>
+
+#include <support/generators.hpp>
+
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <vector>
+
+namespace {
+
+/// A ViT (14-px patches, 2×2 merge), a Whisper-style audio encoder (100 frames/s, ÷2) and a
+/// 7B-class LLM; costs in units of 10^6 FLOPs (2·params per token, 4·d·layers per token pair).
+orch::model_description bench_model() {
+  orch::model_description m;
+  m.encoders.push_back(
+      {"vision", {"image", "video"}, {1300, 2, 0}, 4, 0, 0, 14 * 14 * 3 * 2, 3584 * 2});
+  m.encoders.push_back({"audio", {"audio"}, {1300, 1, 0}, 4, 0, 0, 128 * 2, 3584 * 2});
+  m.llm.cost = {15000, 1, 0};
+  m.llm.text_bytes_per_token = 8;
+  return m;
+}
+
+orch::item_table bench_table(orch::rank_t ranks, orch::index_t per_rank, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  orch::item_table t;
+  std::vector<orch::media_spec> media;
+  for (orch::rank_t r = 0; r < ranks; ++r) {
+    for (orch::index_t i = 0; i < per_rank; ++i) {
+      media.clear();
+      const auto text =
+          std::max<orch::length_t>(8, std::llround(std::exp(5.5 + 0.9 * orch::test::normal(rng))));
+      // ~1.5 images per example: 0..3, mean 1.5; patches of a dynamic-resolution image.
+      const auto images = orch::test::uniform_int(rng, 0, 3);
+      for (orch::index_t k = 0; k < images; ++k) {
+        media.push_back({"image", orch::test::uniform_int(rng, 256, 4096), 0});
+      }
+      // ~0.3 audio clips per example: 2–30 s at 100 frames/s.
+      if (orch::test::uniform01(rng) < 0.3) {
+        media.push_back({"audio", orch::test::uniform_int(rng, 200, 3000), text});
+      }
+      t.add_example(r, i, text, media);
+    }
+  }
+  return t;
+}
+
+void bench_orchestrate(benchmark::State& state) {
+  const auto strat = orch::all_strategies[static_cast<std::size_t>(state.range(0))];
+  const auto ranks = static_cast<orch::rank_t>(state.range(1));
+  const auto topo = orch::topology::uniform(ranks, 8);
+  const auto table = bench_table(ranks, 32, 2026);
+  const auto model = bench_model();
+  orch::orchestrate_options options;
+  options.strategy = strat;
+  const auto check = orch::orchestrate(table, model, topo, options);
+  if (check.phases.size() != 3) {
+    throw std::logic_error("orchestrate returned the wrong number of phases");
+  }
+  for (auto _ : state) {
+    auto sp = orch::orchestrate(table, model, topo, options);
+    benchmark::DoNotOptimize(sp.hash);
+  }
+  state.SetLabel(std::string(orch::to_string(strat)));
+  state.counters["examples"] = static_cast<double>(table.examples());
+  state.counters["media"] = static_cast<double>(table.media_items());
+  for (const auto& ph : check.phases) {
+    state.counters[ph.name + "_max_over_lb"] = ph.balance.max_over_lower_bound;
+  }
+  orch::bytes_t inter = 0;
+  orch::bytes_t total = 0;
+  for (const auto& x : check.exchanges) {
+    inter += x.bytes.inter_node;
+    total += x.bytes.total();
+  }
+  state.counters["inter_node_share"] =
+      total == 0 ? 0.0 : static_cast<double>(inter) / static_cast<double>(total);
+  state.counters["features_direct_over_two_hop"] =
+      check.feature_bytes_two_hop == 0 ? 0.0
+                                       : static_cast<double>(check.feature_bytes_direct) /
+                                             static_cast<double>(check.feature_bytes_two_hop);
+}
+BENCHMARK(bench_orchestrate)
+    ->ArgsProduct({{0, 1, 2, 3}, {64, 2560}})
+    ->ArgNames({"strategy", "ranks"})
+    ->Unit(benchmark::kMillisecond);
+
+} // namespace
+
+BENCHMARK_MAIN();

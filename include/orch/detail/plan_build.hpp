@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: Apache-2.0
+/// Construction of exchange plans (validation, buffer sizes, the sparse pair table) and of the
+/// per-rank views (send and receive lists with their offsets).
+#pragma once
+
+#include <orch/config.hpp>
+#include <orch/layout.hpp>
+#include <orch/plan.hpp>
+#include <orch/types.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <utility>
+#include <vector>
+
+namespace orch::detail {
+
+/// Access to a plan's shared item sizes, so that plans derived from it (inverse, compose,
+/// schedule stages) share one array instead of copying it.
+struct plan_access {
+  [[nodiscard]] static const std::shared_ptr<const std::vector<bytes_t>>&
+  shared_bytes(const exchange_plan& p) noexcept {
+    return p.d_->bytes;
+  }
+};
+
+/// Throws orch::overflow for the `buffer` buffer of rank `r` under `l`, naming the item at
+/// which the running sum in slot order passes 2^63 - 1 (only called once that is known).
+[[noreturn]] inline void throw_buffer_overflow(const layout& l, std::span<const bytes_t> bytes,
+                                               rank_t r, const char* where, const char* buffer) {
+  bytes_t acc = 0;
+  for (const index_t item : l.items_on(r)) {
+    const bytes_t b = bytes[static_cast<std::size_t>(item)];
+    if (__builtin_add_overflow(acc, b, &acc)) {
+      throw_overflow(where, ": the ", buffer, " buffer of rank ", r,
+                     " exceeds 2^63 - 1 bytes at item ", item, " (", b, " bytes)");
+    }
+  }
+  ORCH_ASSERT(false);
+  throw_overflow(where, ": the ", buffer, " buffer of rank ", r, " exceeds 2^63 - 1 bytes");
+}
+
+/// Validates the inputs and builds the shared part of a plan: buffer sizes, self bytes and
+/// the (source, destination) pair table. Layouts and sizes are shared, never copied.
+[[nodiscard]] inline exchange_plan build_plan(layout from, layout to,
+                                              std::shared_ptr<const std::vector<bytes_t>> sizes,
+                                              const char* where) {
+  const auto& bytes = *sizes;
+  if (from.items() != to.items()) {
+    throw_invalid_argument(where, ": layouts of different item counts (from: ", from.items(),
+                           " items, to: ", to.items(), " items)");
+  }
+  if (from.ranks() != to.ranks()) {
+    throw_invalid_argument(where, ": layouts on different rank counts (from: ", from.ranks(),
+                           " ranks, to: ", to.ranks(), " ranks)");
+  }
+  if (static_cast<index_t>(bytes.size()) != from.items()) {
+    throw_invalid_argument(where, ": ", bytes.size(), " item sizes for ", from.items(), " items");
+  }
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    if (bytes[i] < 0) {
+      throw_invalid_argument(where, ": item ", i, " has negative size ", bytes[i], " bytes");
+    }
+  }
+  auto data = std::make_shared<plan_data>();
+  plan_data& p = *data;
+  p.from = std::move(from);
+  p.to = std::move(to);
+  p.bytes = std::move(sizes);
+  const auto n = bytes.size();
+  const auto k = static_cast<std::size_t>(p.from.ranks());
+  const auto from_rank = p.from.rank_of_items();
+  const auto first = p.from.first_on();
+  const auto to_first = p.to.first_on();
+  const auto to_order = p.to.order();
+
+  // One pass over the destination layout (ranks ascending, slots ascending): destination
+  // buffer sizes, and a stable counting sort of (destination, bytes) records by source rank.
+  // The records of a source rank then come sorted by destination: runs are the pairs. Each
+  // item is read once at random (its size and source rank); everything else is sequential.
+  struct record {
+    rank_t to;
+    bytes_t bytes;
+  };
+  std::vector<record> grouped(n);
+  std::vector<index_t> next(first.begin(), first.end() - 1);
+  p.destination_total.assign(k, 0);
+  for (std::size_t d = 0; d < k; ++d) {
+    bytes_t acc = 0;
+    for (auto x = static_cast<std::size_t>(to_first[d]);
+         x < static_cast<std::size_t>(to_first[d + 1]); ++x) {
+      const auto item = static_cast<std::size_t>(to_order[x]);
+      const bytes_t b = bytes[item];
+      if (__builtin_add_overflow(acc, b, &acc)) {
+        throw_buffer_overflow(p.to, bytes, static_cast<rank_t>(d), where, "destination");
+      }
+      const auto s = static_cast<std::size_t>(from_rank[item]);
+      grouped[static_cast<std::size_t>(next[s]++)] = {static_cast<rank_t>(d), b};
+    }
+    p.destination_total[d] = acc;
+  }
+
+  p.source_total.assign(k, 0);
+  p.self.assign(k, 0);
+  p.pair_first.assign(k + 1, 0);
+  // Reserved, not touched: the pages of unused capacity are never faulted in.
+  const std::size_t most = std::min(n, k * k);
+  p.pair_peer.reserve(most);
+  p.pair_items.reserve(most);
+  p.pair_bytes.reserve(most);
+  p.total = 0;
+  for (std::size_t r = 0; r < k; ++r) {
+    rank_t peer = -1;
+    bytes_t acc = 0;
+    for (auto e = static_cast<std::size_t>(first[r]); e < static_cast<std::size_t>(first[r + 1]);
+         ++e) {
+      const record rec = grouped[e];
+      if (__builtin_add_overflow(acc, rec.bytes, &acc)) {
+        throw_buffer_overflow(p.from, bytes, static_cast<rank_t>(r), where, "source");
+      }
+      if (rec.to != peer) {
+        peer = rec.to;
+        p.pair_peer.push_back(rec.to);
+        p.pair_items.push_back(0);
+        p.pair_bytes.push_back(0);
+      }
+      ++p.pair_items.back();
+      p.pair_bytes.back() += rec.bytes; // ≤ acc
+      if (rec.to == static_cast<rank_t>(r)) {
+        p.self[r] += rec.bytes;
+      }
+    }
+    p.source_total[r] = acc;
+    p.pair_first[r + 1] = static_cast<index_t>(p.pair_peer.size());
+    if (__builtin_add_overflow(p.total, acc, &p.total)) {
+      throw_overflow(where, ": the bytes of all ranks exceed 2^63 - 1 (at rank ", r, ")");
+    }
+  }
+  return exchange_plan(std::move(data));
+}
+
+/// The view of one rank: its items sorted into send order (destination rank, destination
+/// slot) and receive order (source rank, destination slot), with offsets and peer runs.
+[[nodiscard]] inline rank_view build_view(const plan_data& p, rank_t rank) {
+  const auto& bytes = *p.bytes;
+  const auto from_rank = p.from.rank_of_items();
+  const auto to_rank = p.to.rank_of_items();
+  const auto to_slot = p.to.slot_of_items();
+  rank_view v;
+  v.rank = rank;
+  const auto r = static_cast<std::size_t>(rank);
+  v.source_bytes = p.source_total[r];
+  v.destination_bytes = p.destination_total[r];
+  v.self_bytes = p.self[r];
+
+  // Offsets of a rank's items in its own buffer, by slot (no sum can overflow: the totals were
+  // checked when the plan was built).
+  const auto slot_offsets = [&](std::span<const index_t> items) {
+    std::vector<bytes_t> off(items.size());
+    bytes_t acc = 0;
+    for (std::size_t s = 0; s < items.size(); ++s) {
+      off[s] = acc;
+      acc += bytes[static_cast<std::size_t>(items[s])];
+    }
+    return off;
+  };
+  // Lays out entries in `order` (slots of `items`) back to back, opening a peer per run.
+  const auto fill = [&](std::span<const index_t> items, const std::vector<bytes_t>& own_offset,
+                        const std::vector<std::size_t>& order, std::span<const rank_t> peer_of,
+                        std::vector<index_t>& ids, std::vector<bytes_t>& sizes,
+                        std::vector<bytes_t>& packed, std::vector<bytes_t>& unpacked,
+                        std::vector<rank_t>& peers, std::vector<index_t>& peer_items,
+                        std::vector<bytes_t>& peer_bytes, std::vector<bytes_t>& peer_displs,
+                        std::vector<index_t>& peer_first, bool& identity) {
+    const std::size_t m = order.size();
+    ids.resize(m);
+    sizes.resize(m);
+    packed.resize(m);
+    unpacked.resize(m);
+    bytes_t acc = 0;
+    rank_t peer = -1;
+    for (std::size_t e = 0; e < m; ++e) {
+      const auto item = static_cast<std::size_t>(items[order[e]]);
+      const rank_t q = peer_of[item];
+      if (q != peer) {
+        peer = q;
+        peers.push_back(q);
+        peer_items.push_back(0);
+        peer_bytes.push_back(0);
+        peer_displs.push_back(acc);
+        peer_first.push_back(static_cast<index_t>(e));
+      }
+      ids[e] = static_cast<index_t>(item);
+      sizes[e] = bytes[item];
+      packed[e] = acc;
+      unpacked[e] = own_offset[order[e]];
+      identity = identity && unpacked[e] == acc;
+      acc += bytes[item];
+      ++peer_items.back();
+      peer_bytes.back() += bytes[item];
+    }
+  };
+
+  const auto sent = p.from.items_on(rank);
+  std::vector<std::size_t> order(sent.size());
+  for (std::size_t s = 0; s < order.size(); ++s) {
+    order[s] = s;
+  }
+  // (destination rank, destination slot) is unique per item: the order is total.
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const auto ia = static_cast<std::size_t>(sent[a]);
+    const auto ib = static_cast<std::size_t>(sent[b]);
+    return to_rank[ia] != to_rank[ib] ? to_rank[ia] < to_rank[ib] : to_slot[ia] < to_slot[ib];
+  });
+  fill(sent, slot_offsets(sent), order, to_rank, v.send_items, v.send_sizes, v.send_packed_offsets,
+       v.send_source_offsets, v.send_peers, v.send_peer_items, v.send_peer_bytes,
+       v.send_peer_displs, v.send_peer_first, v.pack_is_identity);
+
+  const auto received = p.to.items_on(rank);
+  order.resize(received.size());
+  for (std::size_t s = 0; s < order.size(); ++s) {
+    order[s] = s;
+  }
+  // Slots are already in destination-slot order: a stable sort by source rank is enough.
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return from_rank[static_cast<std::size_t>(received[a])] <
+           from_rank[static_cast<std::size_t>(received[b])];
+  });
+  fill(received, slot_offsets(received), order, from_rank, v.recv_items, v.recv_sizes,
+       v.recv_packed_offsets, v.recv_destination_offsets, v.recv_peers, v.recv_peer_items,
+       v.recv_peer_bytes, v.recv_peer_displs, v.recv_peer_first, v.unpack_is_identity);
+  return v;
+}
+
+} // namespace orch::detail

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: Apache-2.0
+/// The order every partitioner starts from: items by cost descending, ties by index ascending.
+#pragma once
+
+#include <orch/detail/radix_sort.hpp>
+#include <orch/types.hpp>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace orch::detail {
+
+/// Calls `visit(index, cost)` for every item by cost descending, then index ascending (the
+/// total tie-break of every orch partitioner). Non-negative costs, fewer than 2^32 items
+/// (callers validate).
+///
+/// Why not just order_by_cost_desc: when the costs span less than 2^32 (max − min), the key
+/// (max − cost) and the index pack into one 64-bit word, and an LSD radix sort needs passes
+/// only over the bits of max − cost that vary (11-bit digits, all histograms counted in one
+/// read). Input in index order plus a stable sort leaves ties in index order without sorting
+/// the index bits. The visitor gets the cost from the key, so the caller's hot loop never
+/// reads the cost array at random. Wider ranges fall back to order_by_cost_desc.
+/// Complexity: O(n · ⌈b / 11⌉ + 2^11), b the bit width of max − min cost.
+template <class Visit>
+void visit_desc(std::span<const cost_t> costs, Visit&& visit) {
+  const std::size_t n = costs.size();
+  if (n == 0) {
+    return;
+  }
+  const auto [lo_it, hi_it] = std::minmax_element(costs.begin(), costs.end());
+  const auto range = static_cast<std::uint64_t>(*hi_it) - static_cast<std::uint64_t>(*lo_it);
+  if (range >> 32 != 0) {
+    for (const std::uint32_t i : order_by_cost_desc(costs)) {
+      visit(i, costs[i]);
+    }
+    return;
+  }
+  const auto hi = static_cast<std::uint64_t>(*hi_it);
+  constexpr int digit_bits = 11;
+  constexpr std::size_t buckets = std::size_t{1} << digit_bits;
+  const auto bits = static_cast<int>(std::bit_width(range));
+  const int passes = (bits + digit_bits - 1) / digit_bits;
+  std::vector<std::uint64_t> a(n);
+  std::vector<std::uint64_t> b(passes > 0 ? n : 0);
+  // Three digits of 11 bits cover the 32-bit key; counted in one pass over the input.
+  std::array<std::array<std::uint32_t, buckets>, 3> count{};
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint64_t key = hi - static_cast<std::uint64_t>(costs[i]);
+    a[i] = (key << 32) | i;
+    for (int p = 0; p < passes; ++p) {
+      ++count[static_cast<std::size_t>(p)][(key >> (p * digit_bits)) & (buckets - 1)];
+    }
+  }
+  for (int p = 0; p < passes; ++p) {
+    auto& c = count[static_cast<std::size_t>(p)];
+    std::uint32_t sum = 0;
+    for (auto& x : c) {
+      const std::uint32_t here = x;
+      x = sum;
+      sum += here;
+    }
+    const int shift = 32 + p * digit_bits;
+    for (const std::uint64_t e : a) {
+      b[c[(e >> shift) & (buckets - 1)]++] = e;
+    }
+    a.swap(b);
+  }
+  for (const std::uint64_t e : a) {
+    visit(static_cast<std::uint32_t>(e), static_cast<cost_t>(hi - (e >> 32)));
+  }
+}
+
+/// Item indices by cost descending, then index ascending (see visit_desc).
+/// Complexity: as visit_desc.
+[[nodiscard]] inline std::vector<std::uint32_t> order_desc(std::span<const cost_t> costs) {
+  std::vector<std::uint32_t> order;
+  order.reserve(costs.size());
+  visit_desc(costs, [&](std::uint32_t i, cost_t) { order.push_back(i); });
+  return order;
+}
+
+} // namespace orch::detail

@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: Apache-2.0
+/// orch::partition, the entry point: picks and chains the partitioners by regime.
+#pragma once
+
+#include <orch/config.hpp>
+#include <orch/detail/checked.hpp>
+#include <orch/partition/bounds.hpp>
+#include <orch/partition/budget.hpp>
+#include <orch/partition/constraints.hpp>
+#include <orch/partition/exact.hpp>
+#include <orch/partition/kk.hpp>
+#include <orch/partition/local_search.hpp>
+#include <orch/partition/lpt.hpp>
+#include <orch/partition/lpt_speeds.hpp>
+#include <orch/partition/multifit.hpp>
+#include <orch/partition/order.hpp>
+#include <orch/partition/result.hpp>
+#include <orch/partition/subset_sum.hpp>
+#include <orch/quality.hpp>
+#include <orch/types.hpp>
+
+#include <algorithm>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace orch {
+
+/// Options of orch::partition. Every field has a safe default; see docs/partition.md.
+struct partition_options {
+  /// "auto" (chain by regime, below), "lpt", "lpt+ls" (LPT then local search), "kk",
+  /// "multifit", "subset_sum" (the paper's reduction), "exact" (heuristic starts, local
+  /// search, then branch and bound with the whole budget). Constraints and speeds are
+  /// honoured by "auto", "lpt" and "lpt+ls"; the others reject them.
+  std::string algorithm = "auto";
+  /// Work units for the searches (local-search candidates, search nodes, differencing and
+  /// subset-sum steps). Decides where a search stops, so every rank stops at the same point.
+  /// The default keeps a few-items-per-bin instance within about 15 ms on a slow core.
+  std::int64_t work_budget = 500'000;
+  /// Opt-in wall-clock limit for OFFLINE use only (0: none): results then depend on the
+  /// machine, so never use it where ranks must agree.
+  double time_limit_ms = 0;
+  index_t max_items_per_bin = 0; ///< 0: unlimited
+  bool equal_counts = false;     ///< item counts per bin differ by at most one
+  /// Per-item second resource (e.g. activation bytes or tokens); items are never split.
+  std::span<const cost_t> second_resource = {};
+  cost_t second_capacity = 0;          ///< per-bin capacity of the second resource (iff given)
+  std::span<const cost_t> speeds = {}; ///< per-bin integer speeds (empty: all equal)
+  /// Many items per bin (n ≥ 8k) only: local search stops once the largest bin is within
+  /// this many millionths of the lower bound (default 10, i.e. 0.001 %: far below the noise
+  /// of step times, and it keeps 300k items within tens of milliseconds). 0: search on to
+  /// the bound. Integer, so every rank stops at the same point.
+  std::int64_t tolerance_ppm = 10;
+};
+
+namespace detail {
+
+/// n/k at or above which bins count as holding many items: LPT is then within a few small
+/// items of the bound and local search closes most of the rest.
+inline constexpr std::size_t many_items_per_bin = 8;
+/// n/k up to which local search also tries pair operations in the many-items regime.
+inline constexpr std::size_t pair_moves_items_per_bin = 16;
+/// Largest instance the exact stage is tried on (its nodes cost O(n) each).
+inline constexpr std::size_t exact_max_items = 2048;
+/// Bins above which each critical bin tries only its least-loaded partners.
+inline constexpr rank_t wide = 64;
+
+/// Keeps the best assignment seen and the name of the chain that produced it.
+struct incumbent {
+  std::vector<rank_t> bin_of;
+  cost_t max_load = -1;
+  std::string name;
+
+  void offer(const partition_result& r, const std::string& chain) {
+    if (max_load < 0 || r.max_load < max_load) {
+      bin_of = r.bin_of;
+      max_load = r.max_load;
+      name = chain;
+    }
+  }
+};
+
+/// Few items per bin (or "exact"): best of LPT, KK and MULTIFIT, local search from each,
+/// then the exact search with what is left of the budget.
+[[nodiscard]] inline partition_result few_items_chain(std::span<const cost_t> costs, rank_t bins,
+                                                      cost_t total, work_meter& meter,
+                                                      bool exact_stage,
+                                                      const partition_result& lpt_start) {
+  const auto order = order_desc(costs);
+  const auto sorted = sorted_desc(costs);
+  const cost_t bound = pcmax_bound_sorted(sorted, bins, total);
+  const std::int64_t budget = meter.left();
+  search_plan plan;
+  plan.partners = bins > wide ? 16 : 0;
+  plan.repartition_items = 10;
+  incumbent best;
+  std::vector<partition_result> starts;
+  starts.push_back(lpt_start);
+  {
+    auto slice = meter.slice(budget / 4);
+    differencing kk(costs, order, bins);
+    if (kk.run(slice)) {
+      starts.push_back(make_result(costs, kk.assignment(), bins, "kk"));
+    }
+    meter.absorb(slice);
+  }
+  // MULTIFIT's bisection: one FFD pass of n log k per halving of [bound, max(2Σ/k, p_max)];
+  // charged n units per pass, and only run when that fits in what is left (a failed charge
+  // would end the whole chain).
+  const cost_t twice = static_cast<cost_t>((static_cast<int128>(total) * 2 + bins - 1) / bins);
+  const auto passes =
+      1 + static_cast<std::int64_t>(std::bit_width(static_cast<std::uint64_t>(
+              std::max<cost_t>(0, std::max(twice, sorted.empty() ? 0 : sorted.front()) - bound))));
+  const auto multifit_cost = passes * static_cast<std::int64_t>(costs.size());
+  if (meter.left() >= multifit_cost) {
+    meter.spend(multifit_cost);
+    starts.push_back(multifit_with(costs, bins, order, total, bound, 0));
+  }
+  for (const auto& s : starts) {
+    best.offer(s, s.algorithm);
+  }
+  for (const auto& s : starts) {
+    if (best.max_load <= bound || meter.exhausted()) {
+      break;
+    }
+    auto slice = meter.slice(budget / 8);
+    const auto r =
+        improve(costs, bins, s.bin_of, bin_rules{}, bound, {bound, 1}, slice, plan, "ls", order);
+    meter.absorb(slice);
+    best.offer(r, s.algorithm + "+ls");
+  }
+  cost_t proven = bound;
+  if (exact_stage && best.max_load > bound && costs.size() <= exact_max_items &&
+      !meter.exhausted()) {
+    const cost_t before = best.max_load;
+    exact_search(costs, bins, best.bin_of, best.max_load, proven, meter);
+    if (best.max_load < before || best.max_load <= proven) {
+      best.name += "+exact";
+    }
+  }
+  auto r = make_result(costs, std::move(best.bin_of), bins, std::move(best.name));
+  r.lower_bound = std::max(r.lower_bound, proven);
+  r.time_lower_bound = static_cast<double>(r.lower_bound);
+  r.proven_optimal = r.max_load <= r.lower_bound;
+  return r;
+}
+
+/// Unconstrained, equal speeds.
+[[nodiscard]] inline partition_result plain_partition(std::span<const cost_t> costs, rank_t bins,
+                                                      cost_t total,
+                                                      const partition_options& options,
+                                                      work_meter& meter) {
+  const std::string& algo = options.algorithm;
+  const auto n = costs.size();
+  if (algo == "kk") {
+    kk_options o;
+    o.work_budget = options.work_budget;
+    return karmarkar_karp(costs, bins, o);
+  }
+  if (algo == "multifit") {
+    return multifit(costs, bins);
+  }
+  if (algo == "subset_sum") {
+    subset_sum_options o;
+    o.work_budget = options.work_budget;
+    return subset_sum_partition(costs, bins, o);
+  }
+  std::vector<std::uint32_t> order;
+  auto start = lpt_unchecked(costs, bins, total, &order);
+  if (algo == "lpt") {
+    return start;
+  }
+  // LPT is optimal with one bin, with at most one item per bin, and at the bound.
+  const bool trivial =
+      bins == 1 || n <= static_cast<std::size_t>(bins) || start.max_load <= start.lower_bound;
+  if (algo == "exact") {
+    if (trivial) {
+      start.algorithm = "exact";
+      return start;
+    }
+    auto r = few_items_chain(costs, bins, total, meter, true, start);
+    r.algorithm = "exact(" + r.algorithm + ")";
+    return r;
+  }
+  if (trivial) {
+    return start;
+  }
+  if (algo == "lpt+ls" || n >= many_items_per_bin * static_cast<std::size_t>(bins)) {
+    search_plan plan;
+    plan.partners = bins > wide ? 16 : 0;
+    plan.repartition_items = 0;
+    // Pair operations index a partner's pairs (quadratic in its items): worth it only while
+    // bins are small; with many items per bin, moves and 1–1 swaps find enough.
+    plan.pair_moves = n <= pair_moves_items_per_bin * static_cast<std::size_t>(bins);
+    // Stop within tolerance_ppm of the bound (the reported bound stays the proven one).
+    const cost_t stop = static_cast<cost_t>(
+        start.lower_bound + static_cast<int128>(start.lower_bound) *
+                                std::max<std::int64_t>(options.tolerance_ppm, 0) / 1'000'000);
+    if (start.max_load <= stop) {
+      return start;
+    }
+    auto r = improve(costs, bins, start.bin_of, bin_rules{}, start.lower_bound, {stop, 1}, meter,
+                     plan, "lpt+ls", order);
+    // Short of the target: first-fit-decreasing into bins of exactly the target often packs
+    // many small items perfectly where moves stall (one O(n log k) pass, charged n units).
+    std::vector<rank_t> packed;
+    if (r.max_load > stop && meter.spend(static_cast<std::int64_t>(n)) &&
+        ffd(costs, order, bins, stop, packed)) {
+      auto f = make_result(costs, std::move(packed), bins, "lpt+ls+ffd");
+      f.work = meter.used();
+      return f;
+    }
+    return r;
+  }
+  return few_items_chain(costs, bins, total, meter, true, start);
+}
+
+/// With constraints or speeds: a greedy that honours them, then local search under them.
+[[nodiscard]] inline partition_result ruled_partition(std::span<const cost_t> costs, rank_t bins,
+                                                      cost_t total, const bin_rules& rules,
+                                                      const partition_options& options,
+                                                      work_meter& meter) {
+  const std::string& algo = options.algorithm;
+  if (algo != "auto" && algo != "lpt" && algo != "lpt+ls") {
+    throw_invalid_argument("partition: algorithm \"", algo,
+                           "\" does not support constraints or speeds (use auto, lpt or lpt+ls)");
+  }
+  const auto order = order_desc(costs);
+  std::vector<rank_t> bin_of;
+  const bool ok = feasible_start(costs, bins, rules, order, bin_of);
+  if (!ok) {
+    throw_infeasible("partition: no assignment of ", costs.size(), " items to ", bins,
+                     " bins found within max_items_per_bin = ", rules.max_items,
+                     rules.min_items > 0 ? " (equal counts)" : "",
+                     " and second_capacity = ", rules.resource_capacity,
+                     " (greedy by cost, by second resource and first-fit all failed; no proof"
+                     " that none exists)");
+  }
+  const auto sorted = sorted_desc(costs);
+  const cost_t bound =
+      std::max(pcmax_bound_sorted(sorted, bins, total), cardinality_bound(sorted, rules.min_items));
+  const time_bound tb =
+      rules.has_speeds() ? speed_time_bound(sorted, rules.speeds) : time_bound{bound, 1};
+  const std::string base =
+      rules.has_speeds() && !rules.has_limits() ? "lpt_speeds" : "constrained_lpt";
+  if (algo == "lpt") {
+    return finish_result(costs, std::move(bin_of), bins, rules, bound, tb, base);
+  }
+  search_plan plan;
+  plan.partners = bins > wide ? 8 : 0;
+  plan.repartition_items =
+      costs.size() < many_items_per_bin * static_cast<std::size_t>(bins) ? 10 : 0;
+  return improve(costs, bins, bin_of, rules, bound, tb, meter, plan, base + "+ls", order);
+}
+
+} // namespace detail
+
+/// Balances item costs over `bins` bins, minimising the largest bin (P||Cmax), under the
+/// constraints in `options`. The default ("auto") chains algorithms by regime:
+/// - trivial cases (k = 1, n ≤ k, LPT at the bound): LPT, which is then optimal;
+/// - many items per bin (n ≥ 8k): LPT, then local search (moves and swaps out of the
+///   critical bin, least-loaded partners first) until the bound, a local optimum or the
+///   budget;
+/// - few items per bin: LPT, Karmarkar–Karp and MULTIFIT, local search from each (with
+///   pair swaps and exact two-bin repartitions), then branch and bound (bin completion
+///   over capacities between the bound and the incumbent) with what is left of the budget;
+/// - constraints or speeds: a greedy that honours them (least finish time among admissible
+///   bins), then local search under them.
+/// Returns the best assignment with its loads, the strongest lower bound proven,
+/// `proven_optimal`, `algorithm` naming the chain ("kk+ls+exact", "lpt+ls", ...) and the
+/// work spent.
+///
+/// Complexity: O(n log n) for the greedy stages plus at most `work_budget` work units.
+/// Guarantee: never worse than LPT ((4/3 − 1/(3k))·OPT without constraints; (2 − 2/(k+1))
+/// with speeds); with constraints, no general ratio.
+/// Determinism: the same input gives the same result on every rank and compiler (integer
+/// arithmetic, total tie-breaks, work-counted budgets); only an explicit time_limit_ms can
+/// break that.
+/// Throws: orch::invalid_argument (k ≤ 0, a negative cost, malformed constraints or speeds,
+/// an unknown algorithm, constraints with an algorithm that ignores them), orch::infeasible
+/// (a limit no assignment can meet, naming it), orch::overflow (Σ costs or Σ speeds).
+[[nodiscard]] inline partition_result partition(std::span<const cost_t> costs, rank_t bins,
+                                                const partition_options& options = {}) {
+  detail::check_bins(bins, "partition");
+  const cost_t total = detail::total_cost(costs, "partition");
+  const std::string& algo = options.algorithm;
+  if (algo != "auto" && algo != "lpt" && algo != "lpt+ls" && algo != "kk" && algo != "multifit" &&
+      algo != "subset_sum" && algo != "exact") {
+    throw_invalid_argument("partition: unknown algorithm \"", algo,
+                           "\" (auto, lpt, lpt+ls, kk, multifit, subset_sum, exact)");
+  }
+  if (options.work_budget < 0) {
+    throw_invalid_argument("partition: work_budget must be ≥ 0, got ", options.work_budget);
+  }
+  if (costs.size() >= (std::size_t{1} << 32)) {
+    throw_invalid_argument("partition: at most 2^32 − 1 items, got ", costs.size());
+  }
+  const bin_constraints constraints{options.max_items_per_bin, options.equal_counts,
+                                    options.second_resource, options.second_capacity};
+  const auto rules =
+      detail::make_rules(costs.size(), bins, constraints, options.speeds, "partition");
+  work_meter meter(options.work_budget, options.time_limit_ms);
+  const std::int64_t before = meter.used();
+  auto r = rules.has_limits() || rules.has_speeds()
+               ? detail::ruled_partition(costs, bins, total, rules, options, meter)
+               : detail::plain_partition(costs, bins, total, options, meter);
+  r.work = std::max(r.work, meter.used() - before);
+  detail::apply_common_speed(r, rules);
+  return r;
+}
+
+} // namespace orch

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <orch/partition/order.hpp>
+
+#include <support/generators.hpp>
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <vector>
+
+using orch::cost_t;
+
+namespace {
+
+std::vector<std::uint32_t> reference_order(const std::vector<cost_t>& c) {
+  std::vector<std::uint32_t> idx(c.size());
+  std::iota(idx.begin(), idx.end(), std::uint32_t{0});
+  std::stable_sort(idx.begin(), idx.end(),
+                   [&](std::uint32_t a, std::uint32_t b) { return c[a] > c[b]; });
+  return idx;
+}
+
+} // namespace
+
+TEST_CASE("order_desc: cost descending, ties by index, for narrow and wide cost ranges") {
+  for (std::uint64_t seed = 1; seed <= 60; ++seed) {
+    std::mt19937_64 rng(seed);
+    const auto n = static_cast<std::size_t>(orch::test::uniform_int(rng, 0, 3000));
+    // Ranges: tiny (many ties), 2^20, 2^31 (packed keys), 2^40 and 2^62 (16-byte fallback).
+    const cost_t ranges[] = {3, 1 << 20, cost_t{1} << 31, cost_t{1} << 40, cost_t{1} << 62};
+    const cost_t hi = ranges[seed % 5];
+    const cost_t lo = seed % 2 == 0 ? 0 : hi / 2;
+    const auto c = orch::test::uniform_costs(seed, n, lo, hi);
+    CAPTURE(seed);
+    CAPTURE(n);
+    CHECK(orch::detail::order_desc(c) == reference_order(c));
+  }
+}
+
+TEST_CASE("visit_desc: passes each item's own cost, in order") {
+  const std::vector<cost_t> c{5, 0, 9, 5, 9, 1};
+  std::vector<std::uint32_t> seen;
+  orch::detail::visit_desc(c, [&](std::uint32_t i, cost_t cost) {
+    CHECK(cost == c[i]);
+    seen.push_back(i);
+  });
+  CHECK(seen == std::vector<std::uint32_t>{2, 4, 0, 3, 5, 1});
+  const std::vector<cost_t> same(4, 7);
+  CHECK(orch::detail::order_desc(same) == std::vector<std::uint32_t>{0, 1, 2, 3});
+  CHECK(orch::detail::order_desc(std::vector<cost_t>{}).empty());
+}
