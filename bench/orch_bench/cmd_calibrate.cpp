@@ -93,9 +93,9 @@ int run_calibrate(const std::vector<std::string>& args, std::ostream& out, std::
       err << "phase " << phase << ": " << list.size() << " samples, R² " << std::fixed
           << std::setprecision(5) << fit.r_squared << std::scientific << std::setprecision(3)
           << ", rms residual " << fit.rms_residual << " s, max |residual| " << fit.max_abs_residual
-          << " s\n  a = " << fit.linear << " s/unit → " << target->linear
-          << ", b = " << fit.quadratic << " s/unit² → " << target->quadratic
-          << ", c = " << fit.per_item << " s/item → " << target->per_item << " cost units\n"
+          << " s\n  a = " << fit.linear << " s per length unit → " << target->linear
+          << ", b = " << fit.quadratic << " s per length unit² → " << target->quadratic
+          << ", c = " << fit.per_item << " s per item → " << target->per_item << " cost units\n"
           << std::defaultfloat;
       if ((fit.quadratic > 0.0 && target->quadratic == 0) ||
           (fit.linear > 0.0 && target->linear == 0)) {

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -273,7 +274,9 @@ const std::vector<recipe>& recipes() {
 
 std::string default_data_dir() {
   // ORCH_BENCH_DATA_DIR is <repo>/bench/orch_bench/../data.
-  return std::string(ORCH_BENCH_DATA_DIR) + "/../../../shared/data";
+  return std::filesystem::path(std::string(ORCH_BENCH_DATA_DIR) + "/../../../shared/data")
+      .lexically_normal()
+      .string();
 }
 
 trace make_trace(const std::string& name, const std::string& data_dir, std::size_t examples,

@@ -42,23 +42,19 @@ struct stage_bytes {
 
   void add(const orch::exchange_plan& plan, const orch::topology& topo) {
     const auto node = topo.node_of_ranks();
-    for (orch::rank_t s = 0; s < plan.ranks(); ++s) {
-      const auto v = plan.view(s);
-      for (std::size_t p = 0; p < v.send_peers.size(); ++p) {
-        const orch::rank_t d = v.send_peers[p];
-        const orch::bytes_t b = v.send_peer_bytes[p];
-        const auto si = static_cast<std::size_t>(s);
-        const auto di = static_cast<std::size_t>(d);
-        if (d == s) {
-          continue;
-        }
-        if (node[si] == node[di]) {
-          send_intra[si] += b;
-          recv_intra[di] += b;
-        } else {
-          send_inter[si] += b;
-          recv_inter[di] += b;
-        }
+    // The sparse traffic matrix: O(pairs), where per-rank views would sort every rank's items.
+    for (const auto& t : plan.pairs()) {
+      if (t.source == t.destination) {
+        continue;
+      }
+      const auto si = static_cast<std::size_t>(t.source);
+      const auto di = static_cast<std::size_t>(t.destination);
+      if (node[si] == node[di]) {
+        send_intra[si] += t.bytes;
+        recv_intra[di] += t.bytes;
+      } else {
+        send_inter[si] += t.bytes;
+        recv_inter[di] += t.bytes;
       }
     }
   }

@@ -19,7 +19,9 @@
 namespace orch_bench {
 
 std::string bundled_trace_path() {
-  return std::string(ORCH_BENCH_DATA_DIR) + "/omni_trace.csv";
+  return std::filesystem::path(std::string(ORCH_BENCH_DATA_DIR) + "/omni_trace.csv")
+      .lexically_normal()
+      .string();
 }
 
 void add_model_options(option_parser& opts) {

@@ -5,7 +5,9 @@
 
 namespace orch::cuda {
 
-int runtime_version_compiled() noexcept { return CUDART_VERSION; }
+int runtime_version_compiled() noexcept {
+  return CUDART_VERSION;
+}
 
 int device_count() noexcept {
   int count = 0;

@@ -68,27 +68,35 @@ build_assembly(const item_table& table, const layout& llm, std::span<const layou
   const auto ranks = static_cast<std::size_t>(llm.ranks());
   const auto examples = static_cast<std::size_t>(table.examples());
   // Token offset of every media item inside its encoder's feature buffer on its LLM rank.
+  // (Hot loops read the layouts' and the table's column spans, not the checked accessors.)
   std::vector<index_t> feature_token(output_tokens.size(), 0);
   for (std::size_t e = 0; e < feature_layouts.size(); ++e) {
     const auto& fl = feature_layouts[e];
-    for (rank_t r = 0; r < fl.ranks(); ++r) {
+    const auto order = fl.order();
+    const auto first = fl.first_on();
+    const auto& media_of = encoder_media[e];
+    for (std::size_t r = 0; r + 1 < first.size(); ++r) {
       index_t cursor = 0;
-      for (index_t s = 0; s < fl.count_on(r); ++s) {
-        const auto m = encoder_media[e][static_cast<std::size_t>(fl.item_at(r, s))];
-        feature_token[static_cast<std::size_t>(m)] = cursor;
-        cursor = detail::checked_add(cursor, output_tokens[static_cast<std::size_t>(m)],
-                                     "build_assembly: feature tokens");
+      for (auto p = first[r]; p < first[r + 1]; ++p) {
+        const auto m = static_cast<std::size_t>(
+            media_of[static_cast<std::size_t>(order[static_cast<std::size_t>(p)])]);
+        feature_token[m] = cursor;
+        cursor = detail::checked_add(cursor, output_tokens[m], "build_assembly: feature tokens");
       }
     }
   }
 
+  const auto text_of = table.text_lengths();
+  const auto position_of = table.media_text_positions();
+  const auto order = llm.order();
+  const auto first = llm.first_on();
   assembly_map a;
   a.rank_begin.assign(ranks + 1, 0);
   a.sequence_offset.assign(examples, 0);
   a.sequence_length.assign(examples, 0);
   a.sequence_tokens.assign(ranks, 0);
   a.segments.reserve(examples + 2 * output_tokens.size());
-  for (rank_t r = 0; r < llm.ranks(); ++r) {
+  for (std::size_t r = 0; r < ranks; ++r) {
     index_t text_cursor = 0; // position in the rank's text buffer
     index_t target = 0;      // position in the rank's sequence buffer
     auto emit = [&](std::int32_t source, index_t source_token, length_t tokens, index_t example,
@@ -98,25 +106,25 @@ build_assembly(const item_table& table, const layout& llm, std::span<const layou
         target = detail::checked_add(target, tokens, "build_assembly: sequence tokens");
       }
     };
-    for (index_t s = 0; s < llm.count_on(r); ++s) {
-      const index_t x = llm.item_at(r, s);
+    for (auto p = first[r]; p < first[r + 1]; ++p) {
+      const index_t x = order[static_cast<std::size_t>(p)];
+      const auto xu = static_cast<std::size_t>(x);
       const index_t begin = target;
       length_t consumed = 0; // text tokens of x already placed
       for (index_t m = table.media_begin(x); m < table.media_end(x); ++m) {
-        const length_t position = table.media_text_position(m);
+        const auto mu = static_cast<std::size_t>(m);
+        const length_t position = position_of[mu];
         emit(text_source, text_cursor + consumed, position - consumed, x, -1);
         consumed = position;
-        const auto mu = static_cast<std::size_t>(m);
         emit(media_encoder[mu], feature_token[mu], output_tokens[mu], x, m);
       }
-      const length_t text = table.text_tokens(x);
-      emit(text_source, text_cursor + consumed, text - consumed, x, -1);
-      text_cursor = detail::checked_add(text_cursor, text, "build_assembly: text tokens");
-      a.sequence_offset[static_cast<std::size_t>(x)] = begin;
-      a.sequence_length[static_cast<std::size_t>(x)] = target - begin;
+      emit(text_source, text_cursor + consumed, text_of[xu] - consumed, x, -1);
+      text_cursor = detail::checked_add(text_cursor, text_of[xu], "build_assembly: text tokens");
+      a.sequence_offset[xu] = begin;
+      a.sequence_length[xu] = target - begin;
     }
-    a.sequence_tokens[static_cast<std::size_t>(r)] = target;
-    a.rank_begin[static_cast<std::size_t>(r) + 1] = static_cast<index_t>(a.segments.size());
+    a.sequence_tokens[r] = target;
+    a.rank_begin[r + 1] = static_cast<index_t>(a.segments.size());
   }
   return a;
 }

@@ -106,6 +106,9 @@ public:
   [[nodiscard]] std::span<const index_t> local_indices() const noexcept { return local_; }
   [[nodiscard]] std::span<const length_t> text_lengths() const noexcept { return text_; }
   [[nodiscard]] std::span<const length_t> media_lengths() const noexcept { return media_length_; }
+  [[nodiscard]] std::span<const length_t> media_text_positions() const noexcept {
+    return media_position_;
+  }
   [[nodiscard]] std::span<const std::int32_t> media_fields() const noexcept { return media_field_; }
   [[nodiscard]] std::span<const index_t> media_examples() const noexcept { return media_example_; }
 

@@ -174,27 +174,29 @@ inline step_inputs resolve_inputs(const item_table& table, const model_descripti
   return in;
 }
 
-/// Layout of `items` (phase item i ↔ table media items[i]) on the rank of their example in
-/// `examples_layout`, ordered there by (slot of the example, position in the example).
+/// Layout of encoder e's items (phase item i ↔ table media `items[i]`, `phase_index[m]` the
+/// inverse map) on the rank of their example in `examples_layout`, ordered there by (slot of
+/// the example, position in the example).
 /// Complexity: O(examples + media + ranks).
 inline layout media_layout_following(const item_table& table, std::span<const index_t> items,
+                                     std::span<const std::int32_t> media_encoder,
+                                     std::int32_t encoder, std::span<const index_t> phase_index,
                                      const layout& examples_layout) {
   const rank_t ranks = examples_layout.ranks();
   std::vector<index_t> slot_of_item(items.size(), 0);
   std::vector<rank_t> rank_of_item(items.size(), 0);
-  std::vector<index_t> phase_of_media(static_cast<std::size_t>(table.media_items()), -1);
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    phase_of_media[static_cast<std::size_t>(items[i])] = static_cast<index_t>(i);
-  }
+  const auto order = examples_layout.order();
+  const auto first = examples_layout.first_on();
   // Walk each rank's examples in slot order and their media in order: that is the slot order.
-  for (rank_t r = 0; r < ranks; ++r) {
+  for (std::size_t r = 0; r + 1 < first.size(); ++r) {
     index_t next = 0;
-    for (const index_t x : examples_layout.items_on(r)) {
+    for (auto p = first[r]; p < first[r + 1]; ++p) {
+      const index_t x = order[static_cast<std::size_t>(p)];
       for (index_t m = table.media_begin(x); m < table.media_end(x); ++m) {
-        const index_t i = phase_of_media[static_cast<std::size_t>(m)];
-        if (i >= 0) {
-          rank_of_item[static_cast<std::size_t>(i)] = r;
-          slot_of_item[static_cast<std::size_t>(i)] = next++;
+        if (media_encoder[static_cast<std::size_t>(m)] == encoder) {
+          const auto i = static_cast<std::size_t>(phase_index[static_cast<std::size_t>(m)]);
+          rank_of_item[i] = static_cast<rank_t>(r);
+          slot_of_item[i] = next++;
         }
       }
     }
@@ -236,8 +238,9 @@ inline layout media_layout_following(const item_table& table, std::span<const in
       ranks, std::vector<rank_t>(owners.begin(), owners.end()),
       std::vector<index_t>(table.local_indices().begin(), table.local_indices().end()));
   for (std::size_t e = 0; e < encoders; ++e) {
-    sp.owner_media.push_back(
-        detail::media_layout_following(table, in.encoder_media[e], sp.owner_examples));
+    sp.owner_media.push_back(detail::media_layout_following(
+        table, in.encoder_media[e], in.media_encoder, static_cast<std::int32_t>(e), in.phase_index,
+        sp.owner_examples));
   }
 
   // Bytes each item moves in each exchange.
@@ -295,8 +298,9 @@ inline layout media_layout_following(const item_table& table, std::span<const in
 
   // Each encoder's media on the LLM rank of their example (the LLM-side feature buffers).
   for (std::size_t e = 0; e < encoders; ++e) {
-    sp.feature_layouts.push_back(
-        detail::media_layout_following(table, in.encoder_media[e], llm.placement));
+    sp.feature_layouts.push_back(detail::media_layout_following(
+        table, in.encoder_media[e], in.media_encoder, static_cast<std::int32_t>(e), in.phase_index,
+        llm.placement));
   }
 
   // ---- encoder phases ----

@@ -34,12 +34,21 @@ run_result run(const std::string& name, const std::vector<std::string>& args) {
   return {code, out.str(), err.str()};
 }
 
-// A scratch directory for this test process.
+// A scratch directory for this test process, removed when the process exits.
 std::filesystem::path scratch() {
-  const auto dir =
-      std::filesystem::temp_directory_path() / ("orch_bench_test_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  return dir;
+  struct directory {
+    std::filesystem::path path =
+        std::filesystem::temp_directory_path() / ("orch_bench_test_" + std::to_string(::getpid()));
+    directory() { std::filesystem::create_directories(path); }
+    directory(const directory&) = delete;
+    directory& operator=(const directory&) = delete;
+    ~directory() {
+      std::error_code ec; // never throw from a destructor
+      std::filesystem::remove_all(path, ec);
+    }
+  };
+  static const directory dir;
+  return dir.path;
 }
 
 std::string write(const std::string& name, const std::string& text) {

@@ -8,6 +8,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -150,5 +151,44 @@ TEST_CASE("lpt: deterministic and stable on workload-shaped input") {
     orch::test::check_partition_invariants(c, 128, a);
     // 32 items per bin: LPT is within a small fraction of the bound on lognormal lengths.
     CHECK(a.ratio_to_lower_bound() < 1.05);
+  }
+}
+
+TEST_CASE("lpt: the tournament tree matches a naive LPT, with 64- and 128-bit keys") {
+  const auto naive = [](const std::vector<cost_t>& c, rank_t k) {
+    std::vector<std::size_t> order(c.size());
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      order[i] = i;
+    }
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return c[a] > c[b]; });
+    std::vector<cost_t> load(static_cast<std::size_t>(k), 0);
+    std::vector<rank_t> bin_of(c.size(), 0);
+    for (const auto i : order) {
+      std::size_t best = 0;
+      for (std::size_t b = 1; b < load.size(); ++b) {
+        if (load[b] < load[best]) {
+          best = b;
+        }
+      }
+      bin_of[i] = static_cast<rank_t>(best);
+      load[best] += c[i];
+    }
+    return bin_of;
+  };
+  for (std::uint64_t seed = 1; seed <= 120; ++seed) {
+    std::mt19937_64 rng(seed);
+    const auto n = static_cast<std::size_t>(orch::test::uniform_int(rng, 0, 500));
+    const auto k = static_cast<rank_t>(orch::test::uniform_int(rng, 1, 70));
+    // Up to 2^20 per item the keys fit 64 bits; with items up to 2^52, Σ (up to 2^61) leaves
+    // no room for the bin bits and the tree switches to 128-bit keys.
+    const cost_t hi = seed % 2 == 0 ? cost_t{1} << 20 : cost_t{1} << 52;
+    const auto c = orch::test::uniform_costs(seed, n, 0, hi);
+    CAPTURE(seed);
+    CAPTURE(n);
+    CAPTURE(k);
+    const auto r = orch::lpt(c, k);
+    orch::test::check_partition_invariants(c, k, r);
+    CHECK(r.bin_of == naive(c, k));
   }
 }

@@ -84,7 +84,9 @@ struct plan_access {
     rank_t to;
     bytes_t bytes;
   };
-  std::vector<record> grouped(n);
+  // Every record is written before it is read: no value-initialisation (it would only touch
+  // the pages twice).
+  const std::unique_ptr<record[]> grouped(new record[n]);
   std::vector<index_t> next(first.begin(), first.end() - 1);
   p.destination_total.assign(k, 0);
   for (std::size_t d = 0; d < k; ++d) {

@@ -36,13 +36,14 @@ namespace detail {
   bound = std::max(bound, sorted.front());
   const auto n = sorted.size();
   const auto k = static_cast<std::size_t>(bins);
-  // Window sum of the j + 1 items ending at position jk (0-based): grows by one item per j.
+  // Window sums of the j + 1 items ending at position jk (0-based) from prefix sums; every
+  // window is a sub-sum of Σ, which fits.
+  std::vector<cost_t> prefix(n + 1, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    prefix[i + 1] = prefix[i] + sorted[i];
+  }
   for (std::size_t j = 1; j * k < n; ++j) {
-    cost_t window = 0;
-    for (std::size_t i = j * k - j; i <= j * k; ++i) {
-      window += sorted[i]; // a sub-sum of Σ, which fits
-    }
-    bound = std::max(bound, window);
+    bound = std::max(bound, prefix[j * k + 1] - prefix[j * k - j]);
   }
   return bound;
 }
@@ -52,7 +53,7 @@ namespace detail {
 /// A lower bound on the optimal largest bin of P||Cmax, at least as strong as
 /// orch::lower_bound: max(⌈Σ/k⌉, p_max, p_k + p_{k+1}, and generally the j + 1 smallest of
 /// the jk + 1 largest costs for every j).
-/// Complexity: O(n log n + (n/k)²) (sorting, then one window of j + 1 items per j).
+/// Complexity: O(n log n) (sorting, then one window per j from prefix sums).
 /// Throws: orch::invalid_argument (k ≤ 0, negative cost), orch::overflow (Σ costs).
 [[nodiscard]] inline cost_t pcmax_lower_bound(std::span<const cost_t> costs, rank_t bins) {
   detail::check_bins(bins, "pcmax_lower_bound");
@@ -66,7 +67,8 @@ namespace detail {
 /// the capacity. For every α ≤ C/2: the items above C − α each need their own bin, so do the
 /// items in (C/2, C − α], and the items in [α, C/2] fill the room those leave before they
 /// need bins of their own.
-/// Complexity: O(d log n), d the distinct costs ≤ C/2.
+/// Complexity: O(n + d log n), d the distinct costs ≤ C/2.
+/// Throws: nothing (callers pass non-negative costs sorted descending).
 [[nodiscard]] inline index_t bin_packing_l2(std::span<const cost_t> sorted_desc, cost_t capacity) {
   const auto n = static_cast<index_t>(sorted_desc.size());
   if (n == 0) {

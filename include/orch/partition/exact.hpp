@@ -289,7 +289,7 @@ inline void exact_search(std::span<const cost_t> costs, rank_t bins, std::vector
     // First the bound itself (tight capacities prune hard and are often optimal), then
     // bisection on what is left.
     const cost_t c = first ? lo : lo + (best_max - 1 - lo) / 2;
-    auto slice = meter.slice(first ? meter.left() / 4 : meter.left() / 2 + 1);
+    auto slice = meter.slice(first ? meter.left() / 2 : meter.left() / 2 + 1);
     first = false;
     const auto o = bc.decide(c, slice, trial);
     meter.absorb(slice);

@@ -87,8 +87,10 @@ struct incumbent {
 /// then the exact search with what is left of the budget.
 [[nodiscard]] inline partition_result few_items_chain(std::span<const cost_t> costs, rank_t bins,
                                                       cost_t total, work_meter& meter,
-                                                      bool exact_stage,
+                                                      std::size_t exact_limit,
                                                       const partition_result& lpt_start) {
+  // The exact stage runs when n ≤ exact_limit (its nodes cost O(n) each).
+  const bool exact_stage = costs.size() <= exact_limit;
   const auto order = order_desc(costs);
   const auto sorted = sorted_desc(costs);
   const cost_t bound = pcmax_bound_sorted(sorted, bins, total);
@@ -126,15 +128,15 @@ struct incumbent {
     if (best.max_load <= bound || meter.exhausted()) {
       break;
     }
-    auto slice = meter.slice(budget / 8);
+    // Without an exact stage to follow (large n), local search gets the budget.
+    auto slice = meter.slice(exact_stage ? budget / 8 : budget / 3);
     const auto r =
         improve(costs, bins, s.bin_of, bin_rules{}, bound, {bound, 1}, slice, plan, "ls", order);
     meter.absorb(slice);
     best.offer(r, s.algorithm + "+ls");
   }
   cost_t proven = bound;
-  if (exact_stage && best.max_load > bound && costs.size() <= exact_max_items &&
-      !meter.exhausted()) {
+  if (exact_stage && best.max_load > bound && !meter.exhausted()) {
     const cost_t before = best.max_load;
     exact_search(costs, bins, best.bin_of, best.max_load, proven, meter);
     if (best.max_load < before || best.max_load <= proven) {
@@ -181,7 +183,8 @@ struct incumbent {
       start.algorithm = "exact";
       return start;
     }
-    auto r = few_items_chain(costs, bins, total, meter, true, start);
+    // Asked for explicitly: the exact stage runs at any size.
+    auto r = few_items_chain(costs, bins, total, meter, SIZE_MAX, start);
     r.algorithm = "exact(" + r.algorithm + ")";
     return r;
   }
@@ -215,7 +218,7 @@ struct incumbent {
     }
     return r;
   }
-  return few_items_chain(costs, bins, total, meter, true, start);
+  return few_items_chain(costs, bins, total, meter, exact_max_items, start);
 }
 
 /// With constraints or speeds: a greedy that honours them, then local search under them.

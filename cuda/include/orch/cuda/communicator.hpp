@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: Apache-2.0
+/// Exchanges over NCCL: an owning ncclComm_t handle and a communicator that runs flat and
+/// node-wise exchanges of orch plans on one rank's GPU buffers.
+#pragma once
+
+#include <orch/cuda/device_buffer.hpp>
+#include <orch/cuda/device_plan.hpp>
+#include <orch/cuda/error.hpp>
+#include <orch/cuda/nccl_version.hpp>
+#include <orch/plan.hpp>
+#include <orch/schedule.hpp>
+#include <orch/types.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <chrono>
+#include <cstdint>
+#include <span>
+
+namespace orch::cuda {
+
+/// Owns an ncclComm_t: created by one of the factories, destroyed (ncclCommDestroy) by the
+/// destructor, which never throws. Move-only.
+class nccl_comm {
+public:
+  nccl_comm() noexcept = default;
+  ~nccl_comm();
+  nccl_comm(nccl_comm&& other) noexcept;
+  nccl_comm& operator=(nccl_comm&& other) noexcept;
+  nccl_comm(const nccl_comm&) = delete;
+  nccl_comm& operator=(const nccl_comm&) = delete;
+
+  /// Rank `rank` of `ranks` joining the clique `id` (ncclCommInitRank; collective: every rank
+  /// must call it, on its own device, which must be current).
+  /// Throws: nccl_error, orch::invalid_argument (rank outside [0, ranks)).
+  [[nodiscard]] static nccl_comm init_rank(rank_t ranks, const ncclUniqueId& id, rank_t rank);
+  /// A communicator of one rank on `device` (ncclCommInitAll): tests and single-GPU runs.
+  /// Throws: nccl_error.
+  [[nodiscard]] static nccl_comm single(int device);
+  /// Takes ownership of `comm` (it will be destroyed with this object).
+  [[nodiscard]] static nccl_comm adopt(ncclComm_t comm) noexcept;
+
+  /// The handle (nullptr when empty or aborted). Complexity: O(1).
+  [[nodiscard]] ncclComm_t get() const noexcept { return comm_; }
+  /// Aborts the communicator (ncclCommAbort) and forgets it; errors are ignored.
+  void abort() noexcept;
+  /// Gives up ownership without destroying (after an abort done elsewhere).
+  ncclComm_t release() noexcept {
+    ncclComm_t c = comm_;
+    comm_ = nullptr;
+    return c;
+  }
+
+private:
+  ncclComm_t comm_ = nullptr;
+};
+
+/// Options of a communicator.
+struct communicator_options {
+#if defined(NDEBUG)
+  bool check_plan_hash = false;
+#else
+  bool check_plan_hash = true; ///< all-reduce the plan hash before moving payload (see docs)
+#endif
+  /// How long synchronize() and the plan-hash check wait before aborting the communicator.
+  std::chrono::milliseconds timeout{std::chrono::minutes(5)};
+  /// Bytes per warp tile of the pack / unpack kernels (a positive multiple of 16).
+  bytes_t tile_bytes = default_tile_bytes;
+};
+
+/// Runs exchanges on one rank over an NCCL communicator that it either owns (constructed from
+/// an nccl_comm) or borrows (constructed from a raw ncclComm_t, e.g. a training framework's;
+/// the owner keeps it alive and destroys it). Holds the rank's workspace and two device plans
+/// (the stages of a node-wise exchange). Move-only; not thread-safe; one stream at a time.
+///
+/// Every exchange is asynchronous on `stream` except where noted: it uploads the rank's view,
+/// packs, runs one NCCL group of sends and receives (self chunk by cudaMemcpyAsync), unpacks.
+/// d_src holds plan.source_bytes(rank) bytes, d_dst plan.destination_bytes(rank) bytes; they
+/// must not overlap and must stay alive until the stream has passed the exchange.
+class communicator {
+public:
+  /// Borrows `comm`. Throws: nccl_error (the communicator cannot report its rank / size),
+  /// orch::invalid_argument (null comm).
+  explicit communicator(ncclComm_t comm, communicator_options options = {});
+  /// Owns `comm`. Throws: as above.
+  explicit communicator(nccl_comm&& comm, communicator_options options = {});
+  ~communicator() = default;
+  communicator(communicator&&) noexcept = default;
+  communicator& operator=(communicator&&) noexcept = default;
+  communicator(const communicator&) = delete;
+  communicator& operator=(const communicator&) = delete;
+
+  /// This rank. Complexity: O(1).
+  [[nodiscard]] rank_t rank() const noexcept { return rank_; }
+  /// Number of ranks. Complexity: O(1).
+  [[nodiscard]] rank_t size() const noexcept { return size_; }
+  /// The NCCL handle (nullptr after an abort). Complexity: O(1).
+  [[nodiscard]] ncclComm_t get() const noexcept { return comm_; }
+
+  /// Workspace bytes a flat exchange of `plan` needs on `rank` (send and receive buffers where
+  /// packing / unpacking is not the identity). Complexity: O(items of the rank log).
+  /// Throws: orch::invalid_argument (rank out of range), orch::overflow.
+  [[nodiscard]] static bytes_t workspace_bytes(const exchange_plan& plan, rank_t rank);
+  /// Workspace bytes a node-wise exchange of `schedule` needs on `rank`: the staging buffer
+  /// (schedule.staging_bytes[rank], aligned) plus the larger of the stages' workspaces.
+  /// Complexity: O(items of the rank log). Throws: as above.
+  [[nodiscard]] static bytes_t staging_bytes(const node_schedule& schedule, rank_t rank);
+  /// Allocates at least `bytes` of workspace now (growing later synchronises the device).
+  /// Throws: cuda_error.
+  void reserve(bytes_t bytes) { workspace_.reserve(bytes); }
+
+  /// Flat exchange of `plan` (plan.ranks() == size()). With options.check_plan_hash, first
+  /// checks that every rank holds the same plan (a synchronisation point).
+  /// Throws: orch::invalid_argument (plan of another size), plan_mismatch_error,
+  /// timeout_error, nccl_error, cuda_error.
+  void exchange(const exchange_plan& plan, const void* d_src, void* d_dst, cudaStream_t stream);
+  /// Node-wise exchange: stage 1 (inter-node, rail-aligned) into the staging buffer in the
+  /// workspace, then stage 2 (intra-node) into d_dst. Byte-identical to the flat exchange.
+  /// Throws: as the flat exchange.
+  void exchange(const node_schedule& schedule, const void* d_src, void* d_dst, cudaStream_t stream);
+  /// Flat exchange of a view uploaded by the caller (plan.view(rank()) on the same stream),
+  /// using `d_workspace` (at least make_flat_workspace(view).total bytes, or nullptr to use
+  /// the communicator's own). No plan-hash check. Throws: nccl_error, cuda_error,
+  /// orch::invalid_argument (a view of another rank).
+  void exchange(const device_plan& uploaded, const void* d_src, void* d_dst, cudaStream_t stream,
+                void* d_workspace = nullptr);
+
+  /// Collective: all-reduces the hashes (one ncclAllReduce of 2·n words, max of h and ~h)
+  /// and throws plan_mismatch_error on every rank unless all ranks passed the same values.
+  /// Synchronises `stream` (with the timeout). Throws: plan_mismatch_error, timeout_error,
+  /// nccl_error, cuda_error, orch::invalid_argument (more than 8 hashes).
+  void check_plan_hashes(std::span<const std::uint64_t> hashes, cudaStream_t stream);
+  /// Waits for `stream`, polling the communicator's asynchronous error state; on an NCCL
+  /// error or after options.timeout, aborts the communicator and throws.
+  /// Throws: nccl_error, timeout_error, cuda_error.
+  void synchronize(cudaStream_t stream);
+
+private:
+  void run_flat(const device_plan& plan, const void* d_src, void* d_dst, std::byte* d_workspace,
+                cudaStream_t stream);
+  [[noreturn]] void abort_and_throw_timeout(const char* where);
+
+  nccl_comm owned_;
+  ncclComm_t comm_ = nullptr;
+  rank_t rank_ = 0;
+  rank_t size_ = 1;
+  communicator_options options_;
+  device_buffer workspace_;
+  device_buffer hash_device_; // 16 words: the hash all-reduce
+  pinned_buffer hash_host_;
+  device_plan first_;  // the flat plan or stage 1
+  device_plan second_; // stage 2
+};
+
+} // namespace orch::cuda

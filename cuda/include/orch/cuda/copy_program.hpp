@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: Apache-2.0
+/// Copy programs: the flat integer arrays the pack / unpack kernels consume (one tile of at
+/// most tile_bytes per warp), built from a rank_view on the host, plus their CPU emulation.
+/// Plain C++: no CUDA needed to build, test or read it.
+#pragma once
+
+#include <orch/config.hpp>
+#include <orch/detail/checked.hpp>
+#include <orch/plan.hpp>
+#include <orch/types.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <vector>
+
+#if defined(__CUDACC__)
+#define ORCH_CUDA_HOST_DEVICE __host__ __device__
+#else
+#define ORCH_CUDA_HOST_DEVICE
+#endif
+
+namespace orch::cuda {
+
+/// Bytes one warp copies per tile (a multiple of 16, so every tile of an item starts with the
+/// item's own 16-byte alignment). Large enough to amortise the tile lookup, small enough
+/// that one huge item spreads over the whole GPU.
+inline constexpr bytes_t default_tile_bytes = 16384;
+
+/// A list of copies dst[dst_offsets[e], +sizes[e]) = src[src_offsets[e], +sizes[e]) split
+/// into tiles: entry e owns tiles first_tile[e] .. first_tile[e + 1] - 1, tile t belongs to
+/// entry tile_entry[t] and covers bytes [(t - first_tile[e]) · tile_bytes, +tile_bytes) of it
+/// (the last tile of an entry is shorter). Zero-byte entries own no tiles.
+struct copy_program {
+  bytes_t tile_bytes = default_tile_bytes;
+  std::vector<bytes_t> src_offsets; ///< per entry
+  std::vector<bytes_t> dst_offsets; ///< per entry
+  std::vector<bytes_t> sizes;       ///< per entry
+  std::vector<bytes_t> first_tile;  ///< per entry + 1
+  std::vector<index_t> tile_entry;  ///< per tile
+  bytes_t src_bytes = 0;            ///< the source buffer must hold at least this many bytes
+  bytes_t dst_bytes = 0;            ///< the destination buffer must hold at least this many
+
+  /// Number of copies. Complexity: O(1).
+  [[nodiscard]] index_t entries() const noexcept { return static_cast<index_t>(sizes.size()); }
+  /// Number of tiles (warp work units). Complexity: O(1).
+  [[nodiscard]] index_t tiles() const noexcept { return static_cast<index_t>(tile_entry.size()); }
+};
+
+/// The copy program of explicit copy lists into buffers of `src_bytes` / `dst_bytes`.
+/// Complexity: O(entries + tiles).
+/// Throws: orch::invalid_argument (lists of different lengths, a negative offset or size, a
+/// copy outside its buffer — naming the entry —, tile_bytes not a positive multiple of 16),
+/// orch::overflow (offset + size does not fit bytes_t).
+[[nodiscard]] inline copy_program make_copy_program(std::span<const bytes_t> src_offsets,
+                                                    std::span<const bytes_t> dst_offsets,
+                                                    std::span<const bytes_t> sizes,
+                                                    bytes_t src_bytes, bytes_t dst_bytes,
+                                                    bytes_t tile_bytes = default_tile_bytes) {
+  const char* where = "orch::cuda::make_copy_program";
+  if (tile_bytes <= 0 || tile_bytes % 16 != 0) {
+    throw_invalid_argument(where, ": tile_bytes ", tile_bytes, " is not a positive multiple of 16");
+  }
+  if (src_offsets.size() != sizes.size() || dst_offsets.size() != sizes.size()) {
+    throw_invalid_argument(where, ": ", src_offsets.size(), " source offsets, ", dst_offsets.size(),
+                           " destination offsets and ", sizes.size(), " sizes");
+  }
+  if (src_bytes < 0 || dst_bytes < 0) {
+    throw_invalid_argument(where, ": negative buffer size (source ", src_bytes, ", destination ",
+                           dst_bytes, ")");
+  }
+  copy_program p;
+  p.tile_bytes = tile_bytes;
+  p.src_bytes = src_bytes;
+  p.dst_bytes = dst_bytes;
+  p.src_offsets.assign(src_offsets.begin(), src_offsets.end());
+  p.dst_offsets.assign(dst_offsets.begin(), dst_offsets.end());
+  p.sizes.assign(sizes.begin(), sizes.end());
+  p.first_tile.assign(sizes.size() + 1, 0);
+  for (std::size_t e = 0; e < sizes.size(); ++e) {
+    if (sizes[e] < 0 || src_offsets[e] < 0 || dst_offsets[e] < 0) {
+      throw_invalid_argument(where, ": entry ", e, " has a negative offset or size (", sizes[e],
+                             " bytes from ", src_offsets[e], " to ", dst_offsets[e], ")");
+    }
+    if (orch::detail::checked_add(src_offsets[e], sizes[e], where) > src_bytes ||
+        orch::detail::checked_add(dst_offsets[e], sizes[e], where) > dst_bytes) {
+      throw_invalid_argument(where, ": entry ", e, " copies ", sizes[e], " bytes from offset ",
+                             src_offsets[e], " to offset ", dst_offsets[e],
+                             ", outside the buffers of ", src_bytes, " and ", dst_bytes, " bytes");
+    }
+    // Tiles ≤ Σ sizes / 16 + entries, far below 2^63: no overflow.
+    p.first_tile[e + 1] = p.first_tile[e] + orch::detail::ceil_div(sizes[e], tile_bytes);
+  }
+  p.tile_entry.resize(static_cast<std::size_t>(p.first_tile.back()));
+  for (std::size_t e = 0; e < sizes.size(); ++e) {
+    for (auto t = static_cast<std::size_t>(p.first_tile[e]);
+         t < static_cast<std::size_t>(p.first_tile[e + 1]); ++t) {
+      p.tile_entry[t] = static_cast<index_t>(e);
+    }
+  }
+  return p;
+}
+
+/// The pack program of a rank: source buffer → send buffer in send order (orch::pack).
+/// Complexity: O(entries + tiles). Throws: as make_copy_program (a malformed view).
+[[nodiscard]] inline copy_program make_pack_program(const rank_view& view,
+                                                    bytes_t tile_bytes = default_tile_bytes) {
+  return make_copy_program(view.send_source_offsets, view.send_packed_offsets, view.send_sizes,
+                           view.source_bytes, view.source_bytes, tile_bytes);
+}
+
+/// The unpack program of a rank: receive buffer → destination buffer (orch::unpack).
+/// Complexity: O(entries + tiles). Throws: as make_copy_program (a malformed view).
+[[nodiscard]] inline copy_program make_unpack_program(const rank_view& view,
+                                                      bytes_t tile_bytes = default_tile_bytes) {
+  return make_copy_program(view.recv_packed_offsets, view.recv_destination_offsets, view.recv_sizes,
+                           view.destination_bytes, view.destination_bytes, tile_bytes);
+}
+
+/// Where a copy program's arrays start inside a flat array of 64-bit words (the layout of the
+/// blob a device_plan uploads), in words.
+struct program_slots {
+  std::size_t src_offsets = 0;
+  std::size_t dst_offsets = 0;
+  std::size_t sizes = 0;
+  std::size_t first_tile = 0;
+  std::size_t tile_entry = 0;
+  index_t tiles = 0;
+  bytes_t tile_bytes = default_tile_bytes;
+};
+
+/// Appends the arrays of `p` to `words` and returns where they went.
+/// Complexity: O(entries + tiles). Throws: nothing but std::bad_alloc.
+inline program_slots append_program(std::vector<std::int64_t>& words, const copy_program& p) {
+  program_slots s;
+  s.tiles = p.tiles();
+  s.tile_bytes = p.tile_bytes;
+  const auto put = [&words](const auto& array) {
+    const std::size_t at = words.size();
+    words.insert(words.end(), array.begin(), array.end());
+    return at;
+  };
+  s.src_offsets = put(p.src_offsets);
+  s.dst_offsets = put(p.dst_offsets);
+  s.sizes = put(p.sizes);
+  s.first_tile = put(p.first_tile);
+  s.tile_entry = put(p.tile_entry);
+  return s;
+}
+
+/// A copy program as the kernel sees it: pointers into an uploaded word array (device
+/// pointers on the GPU, host pointers in the CPU emulation).
+struct copy_program_ref {
+  const std::int64_t* src_offsets = nullptr;
+  const std::int64_t* dst_offsets = nullptr;
+  const std::int64_t* sizes = nullptr;
+  const std::int64_t* first_tile = nullptr;
+  const std::int64_t* tile_entry = nullptr;
+  std::int64_t tiles = 0;
+  std::int64_t tile_bytes = default_tile_bytes;
+};
+
+/// The program at `slots` of the word array starting at `base`. Complexity: O(1).
+[[nodiscard]] inline copy_program_ref program_at(const std::int64_t* base,
+                                                 const program_slots& slots) noexcept {
+  return {base + slots.src_offsets, base + slots.dst_offsets, base + slots.sizes,
+          base + slots.first_tile,  base + slots.tile_entry,  slots.tiles,
+          slots.tile_bytes};
+}
+
+/// One tile's copy: `bytes` bytes from offset `src` to offset `dst`.
+struct tile_copy {
+  std::int64_t src = 0;
+  std::int64_t dst = 0;
+  std::int64_t bytes = 0;
+};
+
+/// Tile t of a program (0 ≤ t < tiles). The kernel and the CPU emulation both decode tiles
+/// with exactly this function. Complexity: O(1).
+ORCH_CUDA_HOST_DEVICE inline tile_copy tile_at(const copy_program_ref& p, std::int64_t t) {
+  const std::int64_t e = p.tile_entry[t];
+  const std::int64_t begin = (t - p.first_tile[e]) * p.tile_bytes;
+  const std::int64_t left = p.sizes[e] - begin;
+  return {p.src_offsets[e] + begin, p.dst_offsets[e] + begin,
+          left < p.tile_bytes ? left : p.tile_bytes};
+}
+
+/// CPU emulation of the copy kernel: every tile of `p`, in any order, as the kernel runs it.
+/// The caller guarantees the buffers hold the program's src_bytes / dst_bytes.
+/// Complexity: O(tiles + bytes).
+inline void run_copy_program(const copy_program_ref& p, const std::byte* src, std::byte* dst) {
+  for (std::int64_t t = 0; t < p.tiles; ++t) {
+    const tile_copy c = tile_at(p, t);
+    std::memcpy(dst + c.dst, src + c.src, static_cast<std::size_t>(c.bytes));
+  }
+}
+
+/// Aligns workspace regions so that every region starts on a 256-byte boundary (what
+/// cudaMalloc guarantees for the base), keeping the 16-byte vector path of the kernels.
+inline constexpr bytes_t workspace_alignment = 256;
+
+/// Bytes rounded up to workspace_alignment. Complexity: O(1).
+/// Throws: orch::overflow (does not fit bytes_t).
+[[nodiscard]] inline bytes_t align_workspace(bytes_t bytes) {
+  return orch::detail::checked_mul(orch::detail::ceil_div(bytes, workspace_alignment),
+                                   workspace_alignment, "orch::cuda::align_workspace");
+}
+
+/// Where a flat exchange of one rank keeps its send and receive buffers inside its
+/// workspace: the send buffer only when packing is not the identity (else the source buffer
+/// is sent directly), the receive buffer only when unpacking is not (else it is the
+/// destination buffer).
+struct flat_workspace {
+  bytes_t send_offset = 0;
+  bytes_t send_bytes = 0; ///< 0: the source buffer is the send buffer
+  bytes_t recv_offset = 0;
+  bytes_t recv_bytes = 0; ///< 0: the destination buffer is the receive buffer
+  bytes_t total = 0;      ///< workspace bytes the exchange needs
+};
+
+/// The workspace layout of a flat exchange of `view`. Complexity: O(1).
+/// Throws: orch::overflow.
+[[nodiscard]] inline flat_workspace make_flat_workspace(const rank_view& view) {
+  flat_workspace w;
+  w.send_bytes = view.pack_is_identity ? 0 : view.source_bytes;
+  w.recv_offset = align_workspace(w.send_bytes);
+  w.recv_bytes = view.unpack_is_identity ? 0 : view.destination_bytes;
+  w.total = orch::detail::checked_add(w.recv_offset, align_workspace(w.recv_bytes),
+                                      "orch::cuda::make_flat_workspace");
+  return w;
+}
+
+} // namespace orch::cuda

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <orch/cuda/device_plan.hpp>
+#include <orch/cuda/error.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+namespace orch::cuda {
+
+device_plan::~device_plan() {
+  if (copied_ != nullptr) {
+    // The pinned memory must outlive the copy that reads it; errors are ignored here.
+    static_cast<void>(cudaEventSynchronize(copied_));
+    static_cast<void>(cudaEventDestroy(copied_));
+  }
+}
+
+device_plan::device_plan(device_plan&& other) noexcept
+    : view_(std::move(other.view_)), hash_(other.hash_), pack_(other.pack_), unpack_(other.unpack_),
+      words_(other.words_), host_(std::move(other.host_)), device_(std::move(other.device_)),
+      copied_(std::exchange(other.copied_, nullptr)) {}
+
+device_plan& device_plan::operator=(device_plan&& other) noexcept {
+  if (this != &other) {
+    if (copied_ != nullptr) {
+      static_cast<void>(cudaEventSynchronize(copied_));
+      static_cast<void>(cudaEventDestroy(copied_));
+    }
+    view_ = std::move(other.view_);
+    hash_ = other.hash_;
+    pack_ = other.pack_;
+    unpack_ = other.unpack_;
+    words_ = other.words_;
+    host_ = std::move(other.host_);
+    device_ = std::move(other.device_);
+    copied_ = std::exchange(other.copied_, nullptr);
+  }
+  return *this;
+}
+
+void device_plan::upload(rank_view view, std::uint64_t plan_hash, cudaStream_t stream,
+                         bytes_t tile_bytes) {
+  std::vector<std::int64_t> words;
+  const auto pack = make_pack_program(view, tile_bytes);
+  const auto unpack = make_unpack_program(view, tile_bytes);
+  words.reserve(static_cast<std::size_t>(2 * (pack.entries() + unpack.entries()) + 2 +
+                                         pack.tiles() + unpack.tiles()));
+  const program_slots pack_slots = append_program(words, pack);
+  const program_slots unpack_slots = append_program(words, unpack);
+  const auto bytes = static_cast<bytes_t>(words.size() * sizeof(std::int64_t));
+
+  if (copied_ == nullptr) {
+    ORCH_CUDA_CHECK(cudaEventCreateWithFlags(&copied_, cudaEventDisableTiming));
+  } else {
+    ORCH_CUDA_CHECK(cudaEventSynchronize(copied_)); // the previous copy still reads host_
+  }
+  host_.reserve(bytes);
+  device_.reserve(bytes);
+  if (bytes > 0) {
+    std::memcpy(host_.data(), words.data(), static_cast<std::size_t>(bytes));
+    ORCH_CUDA_CHECK(cudaMemcpyAsync(device_.data(), host_.data(), static_cast<std::size_t>(bytes),
+                                    cudaMemcpyHostToDevice, stream));
+  }
+  ORCH_CUDA_CHECK(cudaEventRecord(copied_, stream));
+  view_ = std::move(view);
+  hash_ = plan_hash;
+  pack_ = pack_slots;
+  unpack_ = unpack_slots;
+  words_ = static_cast<bytes_t>(words.size());
+}
+
+copy_program_ref device_plan::pack_program() const noexcept {
+  return program_at(static_cast<const std::int64_t*>(device_.data()), pack_);
+}
+
+copy_program_ref device_plan::unpack_program() const noexcept {
+  return program_at(static_cast<const std::int64_t*>(device_.data()), unpack_);
+}
+
+} // namespace orch::cuda
