@@ -75,6 +75,10 @@ run_step() {
   if [ "$rc" -eq 0 ]; then
     record "$name" passed "$dt" "log: $logfile"
     log "$name passed in ${dt}s"
+  elif [ "$rc" -eq 77 ]; then
+    record "$name" skipped "$dt" "exit 77: no CUDA device visible, log: $logfile"
+    log "$name SKIPPED (exit 77: no CUDA device visible)"
+    rc=0
   else
     record "$name" failed "$dt" "exit $rc, log: $logfile"
     log "$name FAILED (exit $rc) in ${dt}s; last lines of $logfile:"

@@ -150,7 +150,8 @@ void print_json_group(std::ostream& out, const std::map<std::string, tally>& by_
 int run_study(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   orch_bench::option_parser opts(
       "pcmax-study [--replicates N] [--bins LIST] [--ratios LIST] [--seed X]\n"
-      "                            [--exact-budget N] [--algos LIST] [--write-dir DIR] [--json]",
+      "                            [--exact-budget N] [--algos LIST] [--repeat N] [--slow-ms T]\n"
+      "                            [--write-dir DIR] [--json]",
       "Generates P||Cmax instances with few items per bin (every family of\n"
       "orch_bench::pcmax_families() x k in --bins x n/k in --ratios/2 x --replicates seeds),\n"
       "computes the optimum with orch's exact solver (algorithm 'exact', --exact-budget work\n"
