@@ -111,6 +111,8 @@ public:
   }
   [[nodiscard]] std::span<const std::int32_t> media_fields() const noexcept { return media_field_; }
   [[nodiscard]] std::span<const index_t> media_examples() const noexcept { return media_example_; }
+  /// examples() + 1 offsets: media of example e are [media_offsets()[e], media_offsets()[e+1]).
+  [[nodiscard]] std::span<const index_t> media_offsets() const noexcept { return media_begin_; }
 
   /// Checks the table against `ranks`: every owner in [0, ranks), and the local indices of
   /// each rank's examples are exactly 0..count−1 (each once).

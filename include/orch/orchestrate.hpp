@@ -7,6 +7,9 @@
 #include <orch/config.hpp>
 #include <orch/detail/checked.hpp>
 #include <orch/detail/hash.hpp>
+#include <orch/detail/keep_local.hpp>
+#include <orch/detail/parallel.hpp>
+#include <orch/detail/step_inputs.hpp>
 #include <orch/item_table.hpp>
 #include <orch/layout.hpp>
 #include <orch/locality.hpp>
@@ -18,8 +21,11 @@
 #include <orch/topology.hpp>
 #include <orch/types.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,7 +36,10 @@ namespace orch {
 struct orchestrate_options {
   orch::strategy strategy = strategy::orch;
   partition_options partition{}; ///< used for every balanced phase
-  locality_options locality{};   ///< the LLM placement of strategy::orch
+  locality_options locality{};   ///< slack of strategy::orch's locality-aware placements
+  /// Threads that plan the step, the caller's included (the phases, then the exchanges and
+  /// the assembly, are independent tasks). The plan is the same for every value.
+  int threads = 1;
 };
 
 /// One compute phase: an encoder (over its media items) or the LLM (over examples).
@@ -100,108 +109,65 @@ struct step_plan {
 
 namespace detail {
 
-/// Validated per-item quantities of a step, before any placement.
-struct step_inputs {
-  std::vector<std::int32_t> media_encoder;         // per table media item
-  std::vector<length_t> output_tokens;             // per table media item
-  std::vector<std::vector<index_t>> encoder_media; // per encoder: table media, in order
-  std::vector<index_t> phase_index;                // per table media: index in its encoder
-  std::vector<std::vector<cost_t>> encoder_costs;  // per encoder, per phase item
-  std::vector<length_t> sequence_length;           // per example
-  std::vector<cost_t> llm_costs;                   // per example
-};
-
-inline step_inputs resolve_inputs(const item_table& table, const model_description& model) {
-  step_inputs in;
-  const auto& names = table.field_names();
-  std::vector<std::int32_t> encoder_of_field(names.size(), -1);
-  for (std::size_t f = 0; f < names.size(); ++f) {
-    encoder_of_field[f] = model.encoder_of_field(names[f]);
-  }
-  const auto media = static_cast<std::size_t>(table.media_items());
-  in.media_encoder.resize(media);
-  in.output_tokens.resize(media);
-  in.phase_index.resize(media);
-  in.encoder_media.resize(model.encoders.size());
-  in.encoder_costs.resize(model.encoders.size());
-  for (std::size_t m = 0; m < media; ++m) {
-    const auto mi = static_cast<index_t>(m);
-    const auto field = static_cast<std::size_t>(table.media_field(mi));
-    const std::int32_t e = encoder_of_field[field];
-    if (e < 0) {
-      throw_invalid_argument("orchestrate: example ", table.media_example(mi), " has a '",
-                             names[field], "' item, a field no encoder of the model consumes");
-    }
-    const auto& enc = model.encoders[static_cast<std::size_t>(e)];
-    const length_t length = table.media_length(mi);
-    const length_t out = enc.output_tokens(length);
-    if (enc.max_output_tokens > 0 && out > enc.max_output_tokens) {
-      throw_invalid_argument("orchestrate: example ", table.media_example(mi), " has a '",
-                             names[field], "' item of length ", length, " whose ", out,
-                             " output tokens exceed encoder '", enc.name, "' limit of ",
-                             enc.max_output_tokens);
-    }
-    cost_t cost = 0;
-    try {
-      cost = enc.cost(length);
-    } catch (const overflow& err) {
-      throw_overflow("orchestrate: example ", table.media_example(mi), ", encoder '", enc.name,
-                     "': ", err.what());
-    }
-    in.media_encoder[m] = e;
-    in.output_tokens[m] = out;
-    auto& list = in.encoder_media[static_cast<std::size_t>(e)];
-    in.phase_index[m] = static_cast<index_t>(list.size());
-    list.push_back(mi);
-    in.encoder_costs[static_cast<std::size_t>(e)].push_back(cost);
-  }
-  const auto examples = static_cast<std::size_t>(table.examples());
-  in.sequence_length.resize(examples);
-  in.llm_costs.resize(examples);
-  for (std::size_t x = 0; x < examples; ++x) {
-    const auto xi = static_cast<index_t>(x);
-    length_t l = table.text_tokens(xi);
-    for (index_t m = table.media_begin(xi); m < table.media_end(xi); ++m) {
-      l = checked_add(l, in.output_tokens[static_cast<std::size_t>(m)], "orchestrate: sequence");
-    }
-    in.sequence_length[x] = l;
-    try {
-      in.llm_costs[x] = model.llm.cost(l);
-    } catch (const overflow& err) {
-      throw_overflow("orchestrate: example ", x, ", LLM sequence of ", l, " tokens: ", err.what());
-    }
-  }
-  return in;
-}
-
-/// Layout of encoder e's items (phase item i ↔ table media `items[i]`, `phase_index[m]` the
-/// inverse map) on the rank of their example in `examples_layout`, ordered there by (slot of
-/// the example, position in the example).
-/// Complexity: O(examples + media + ranks).
-inline layout media_layout_following(const item_table& table, std::span<const index_t> items,
-                                     std::span<const std::int32_t> media_encoder,
-                                     std::int32_t encoder, std::span<const index_t> phase_index,
-                                     const layout& examples_layout) {
-  const rank_t ranks = examples_layout.ranks();
-  std::vector<index_t> slot_of_item(items.size(), 0);
-  std::vector<rank_t> rank_of_item(items.size(), 0);
-  const auto order = examples_layout.order();
-  const auto first = examples_layout.first_on();
-  // Walk each rank's examples in slot order and their media in order: that is the slot order.
-  for (std::size_t r = 0; r + 1 < first.size(); ++r) {
-    index_t next = 0;
-    for (auto p = first[r]; p < first[r + 1]; ++p) {
-      const index_t x = order[static_cast<std::size_t>(p)];
-      for (index_t m = table.media_begin(x); m < table.media_end(x); ++m) {
-        if (media_encoder[static_cast<std::size_t>(m)] == encoder) {
-          const auto i = static_cast<std::size_t>(phase_index[static_cast<std::size_t>(m)]);
-          rank_of_item[i] = static_cast<rank_t>(r);
-          slot_of_item[i] = next++;
-        }
+/// Balances one phase under strategy per_phase or orch: fills `ph.placement`, `ph.loads`,
+/// `ph.balance`, `ph.proven_optimal` and returns the rank of every phase item.
+///
+/// per_phase: orch::partition's bins, bin b on rank b.
+/// orch: first the locality-first heuristic alone (detail::keep_local) at the target
+/// LB + slack (LB = max(ceil(Σc/R), max c), slack = options.locality.slack_ppm of LB): it keeps
+/// every item on its current rank that balance allows and moves the rest inside its node
+/// where it can, and with many items per rank it almost always meets the target — then no
+/// partition is computed at all. Otherwise (few items per rank, fragmented room) the full
+/// locality_balance runs against orch::partition's bins, which never does worse than
+/// node-wise rearrangement of those bins.
+inline std::vector<rank_t> balance_phase(phase_result& ph, std::span<const rank_t> current,
+                                         std::span<const bytes_t> stay, const topology& topo,
+                                         const orchestrate_options& options) {
+  const rank_t ranks = topo.ranks();
+  std::vector<rank_t> rank_of;
+  cost_t bound = lower_bound(ph.costs, ranks);
+  cost_t proven_max = -1; // a largest load the partitioner proved optimal
+  bool placed = false;
+  if (options.strategy == strategy::orch) {
+    const auto slack = static_cast<cost_t>(int128{bound} * options.locality.slack_ppm / 1'000'000);
+    const cost_t target = checked_add(bound, slack, "orchestrate: target");
+    for (const keep_mode mode : {keep_mode::most_bytes, keep_mode::largest_first}) {
+      rank_of = keep_local(ph.costs, current, stay, topo, target, mode);
+      ph.loads = bin_loads(ph.costs, rank_of, ranks);
+      placed = *std::max_element(ph.loads.begin(), ph.loads.end()) <= target;
+      if (placed) {
+        break;
       }
     }
   }
-  return layout::from_placements(ranks, std::move(rank_of_item), std::move(slot_of_item));
+  if (!placed) {
+    auto p = partition(ph.costs, ranks, options.partition);
+    bound = p.lower_bound;
+    proven_max = p.proven_optimal ? p.max_load : -1; // rearranging bins keeps every load
+    if (options.strategy == strategy::orch) {
+      rank_of = locality_balance(ph.costs, current, stay, topo, p.bin_of, options.locality).rank_of;
+    } else {
+      rank_of = std::move(p.bin_of);
+    }
+    ph.loads = bin_loads(ph.costs, rank_of, ranks);
+  }
+  ph.placement = layout::from_assignment(rank_of, ranks);
+  ph.balance = measure_loads(ph.loads, bound);
+  ph.proven_optimal = ph.balance.max_load == proven_max || ph.balance.max_load == bound;
+  return rank_of;
+}
+
+/// The exchange `name` from `from` to `to` moving `bytes` per item, its inverse and traffic.
+inline exchange_result make_exchange(std::string name, const layout& from, const layout& to,
+                                     std::span<const bytes_t> bytes, const topology& topo,
+                                     bytes_t inter_node_bound) {
+  exchange_result x;
+  x.name = std::move(name);
+  x.forward = make_plan(from, to, bytes);
+  x.backward = inverse(x.forward);
+  x.bytes = measure_traffic(x.forward, topo);
+  x.inter_node_lower_bound = inter_node_bound;
+  return x;
 }
 
 } // namespace detail
@@ -215,184 +181,190 @@ inline layout media_layout_following(const item_table& table, std::span<const in
 /// LLM rank of the parent example, one hop), then `text` (owner → LLM rank). Ranks without
 /// items in a phase take part in every exchange with zero counts.
 ///
-/// Complexity: dominated by the partitioner (see orch::partition) and plan building, O(n log n)
-/// in the items; ≤ 40 ms at 2,560 ranks × 32 examples (docs/benchmarks.md).
-/// Determinism: a function of (table, model, topology, options) only; `hash` lets ranks check.
+/// Under strategy::orch every phase keeps its items where they are unless balance needs them
+/// elsewhere (detail::balance_phase): the LLM keeps examples on their owner, weighing each
+/// one's text and feature bytes; then each encoder keeps an item on the rank where it saves
+/// the most bytes — the owner and LLM rank of its example when they agree (input and
+/// features both stay), else whichever holds the larger payload.
+///
+/// The phases (the LLM first under orch, whose encoders follow it), then the exchanges and the
+/// assembly, are independent tasks; with `options.threads` > 1 they run concurrently and the
+/// result is the same.
+/// Complexity: O(n log n) in the items plus the partitioner's budgeted search where one runs;
+/// measured in docs/benchmarks.md ("Orchestrator": 2,560 ranks × 32 examples).
+/// Determinism: a function of (table, model, topology, options) only — not of
+/// options.threads or thread timing; `hash` lets ranks check.
 /// Throws: orch::invalid_argument (a media field no encoder consumes, an encoder output above
-/// its limit, an inconsistent table or model — naming the example), orch::overflow.
+/// its limit, an inconsistent table or model — naming the example; threads < 1),
+/// orch::overflow.
 [[nodiscard]] inline step_plan orchestrate(const item_table& table, const model_description& model,
                                            const topology& topo,
                                            const orchestrate_options& options = {}) {
+  if (options.threads < 1) {
+    throw_invalid_argument("orchestrate: threads must be at least 1, got ", options.threads);
+  }
   model.validate();
   const rank_t ranks = topo.ranks();
   table.validate(ranks);
   auto in = detail::resolve_inputs(table, model);
   const std::size_t encoders = model.encoders.size();
-  const auto examples = static_cast<std::size_t>(table.examples());
   const strategy strat = options.strategy;
+  const bool balanced = strat == strategy::per_phase || strat == strategy::orch;
+  const auto owners = table.owners();
 
   step_plan sp;
   sp.strategy = strat;
-  const auto owners = table.owners();
-  sp.owner_examples = layout::from_placements(
-      ranks, std::vector<rank_t>(owners.begin(), owners.end()),
-      std::vector<index_t>(table.local_indices().begin(), table.local_indices().end()));
-  for (std::size_t e = 0; e < encoders; ++e) {
-    sp.owner_media.push_back(detail::media_layout_following(
-        table, in.encoder_media[e], in.media_encoder, static_cast<std::int32_t>(e), in.phase_index,
-        sp.owner_examples));
-  }
+  sp.owner_examples = detail::owner_layout(table, ranks);
+  sp.owner_media = detail::media_layouts_following(table, in, sp.owner_examples);
+  sp.phases.resize(encoders + 1);
+  std::vector<std::vector<rank_t>> rank_of(encoders + 1); // per phase, per item
 
-  // Bytes each item moves in each exchange.
-  std::vector<bytes_t> text_bytes(examples);
-  for (std::size_t x = 0; x < examples; ++x) {
-    text_bytes[x] = detail::checked_mul(table.text_tokens(static_cast<index_t>(x)),
-                                        model.llm.text_bytes_per_token, "orchestrate: text bytes");
-  }
-  std::vector<std::vector<bytes_t>> input_bytes(encoders);
-  std::vector<std::vector<bytes_t>> feature_bytes(encoders);
-  for (std::size_t e = 0; e < encoders; ++e) {
-    const auto& enc = model.encoders[e];
-    for (const index_t m : in.encoder_media[e]) {
-      input_bytes[e].push_back(detail::checked_mul(table.media_length(m), enc.input_bytes_per_unit,
-                                                   "orchestrate: input bytes"));
-      feature_bytes[e].push_back(detail::checked_mul(in.output_tokens[static_cast<std::size_t>(m)],
-                                                     enc.feature_bytes_per_token,
-                                                     "orchestrate: feature bytes"));
-    }
-  }
-
-  // ---- the LLM phase ----
-  phase_result llm;
-  llm.name = model.llm.name;
-  llm.costs = in.llm_costs;
-  std::vector<rank_t> llm_rank(owners.begin(), owners.end());
-  cost_t llm_bound = lower_bound(llm.costs, ranks);
-  cost_t proven_max = -1; // a largest load the partitioner proved optimal
-  if (strat != strategy::none) {
-    auto p = partition(llm.costs, ranks, options.partition);
-    llm_bound = p.lower_bound;
-    proven_max = p.proven_optimal ? p.max_load : -1;
-    if (strat == strategy::orch) {
-      // Locality-aware placement: keep examples on their owner unless balance needs them
-      // elsewhere. What stays there saves its text and its features (encoders are placed
-      // next to both owner and LLM rank below).
-      std::vector<bytes_t> stay(text_bytes);
-      for (std::size_t e = 0; e < encoders; ++e) {
-        for (std::size_t i = 0; i < in.encoder_media[e].size(); ++i) {
-          auto& s = stay[static_cast<std::size_t>(table.media_example(in.encoder_media[e][i]))];
-          s = detail::checked_add(s, feature_bytes[e][i], "orchestrate: bytes");
-        }
-      }
-      auto placed = locality_balance(llm.costs, owners, stay, topo, p.bin_of, options.locality);
-      llm_rank = std::move(placed.rank_of);
+  // ---- the phases: the LLM and (per_phase, orch) every encoder, independently ----
+  std::vector<std::function<void()>> tasks;
+  tasks.emplace_back([&] {
+    phase_result& llm = sp.phases[encoders];
+    llm.name = model.llm.name;
+    llm.costs = std::move(in.llm_costs);
+    auto& llm_rank = rank_of[encoders];
+    if (strat == strategy::none) {
+      llm.placement = sp.owner_examples;
+      llm_rank.assign(owners.begin(), owners.end());
+      llm.loads = bin_loads(llm.costs, llm_rank, ranks);
+      const cost_t bound = lower_bound(llm.costs, ranks);
+      llm.balance = measure_loads(llm.loads, bound);
+      llm.proven_optimal = llm.balance.max_load == bound;
     } else {
-      llm_rank = std::move(p.bin_of);
-    }
-  }
-  llm.placement =
-      strat == strategy::none ? sp.owner_examples : layout::from_assignment(llm_rank, ranks);
-  llm.loads = bin_loads(llm.costs, llm_rank, ranks);
-  llm.balance = measure_loads(llm.loads, llm_bound);
-  llm.proven_optimal = llm.balance.max_load == proven_max || llm.balance.max_load == llm_bound;
-
-  // Each encoder's media on the LLM rank of their example (the LLM-side feature buffers).
-  for (std::size_t e = 0; e < encoders; ++e) {
-    sp.feature_layouts.push_back(detail::media_layout_following(
-        table, in.encoder_media[e], in.media_encoder, static_cast<std::int32_t>(e), in.phase_index,
-        llm.placement));
-  }
-
-  // ---- encoder phases ----
-  for (std::size_t e = 0; e < encoders; ++e) {
-    const auto& items = in.encoder_media[e];
-    phase_result ph;
-    ph.name = model.encoders[e].name;
-    ph.items = items;
-    ph.costs = std::move(in.encoder_costs[e]);
-    std::vector<rank_t> rank_of(items.size());
-    cost_t bound = lower_bound(ph.costs, ranks);
-    if (strat == strategy::none || strat == strategy::llm_only) {
-      // The encoder runs where its example is: the owner, or the LLM rank.
-      const auto& follow = strat == strategy::none ? sp.owner_media[e] : sp.feature_layouts[e];
-      ph.placement = follow;
-      for (std::size_t i = 0; i < items.size(); ++i) {
-        rank_of[i] = follow.rank_of(static_cast<index_t>(i));
-      }
-    } else {
-      auto p = partition(ph.costs, ranks, options.partition);
-      bound = p.lower_bound;
-      ph.proven_optimal = p.proven_optimal; // rearranging bins keeps every load
+      // What stays on the owner saves its text and its features.
+      std::vector<bytes_t> stay;
       if (strat == strategy::orch) {
-        // Keep media on their owner unless the balance needs them elsewhere: their raw input
-        // is there, and so is the LLM rank of most examples (then the features stay too).
-        // locality_balance also weighs the partitioner's bins under node-wise rearrangement
-        // and keeps whichever sends fewer bytes across nodes.
-        std::vector<rank_t> owner_of(items.size());
-        std::vector<bytes_t> stay(items.size());
-        for (std::size_t i = 0; i < items.size(); ++i) {
-          const auto x = static_cast<std::size_t>(table.media_example(items[i]));
-          owner_of[i] = owners[x];
-          stay[i] = input_bytes[e][i] + (llm_rank[x] == owners[x] ? feature_bytes[e][i] : 0);
+        stay.resize(in.text_bytes.size());
+        for (std::size_t x = 0; x < stay.size(); ++x) {
+          stay[x] = detail::checked_add(in.text_bytes[x], in.example_feature_bytes[x],
+                                        "orchestrate: bytes");
         }
-        rank_of =
-            locality_balance(ph.costs, owner_of, stay, topo, p.bin_of, options.locality).rank_of;
-      } else {
-        rank_of = std::move(p.bin_of);
       }
-      ph.placement = layout::from_assignment(rank_of, ranks);
+      orchestrate_options o = options;
+      o.strategy = strat == strategy::llm_only ? strategy::per_phase : strat;
+      llm_rank = detail::balance_phase(llm, owners, stay, topo, o);
     }
-    ph.loads = bin_loads(ph.costs, rank_of, ranks);
-    ph.balance = measure_loads(ph.loads, bound);
-    ph.proven_optimal = ph.proven_optimal || ph.balance.max_load == bound;
-
-    // Feature bytes leaving their GPU: direct (encoder → LLM) vs via the owner.
-    for (std::size_t i = 0; i < items.size(); ++i) {
-      const auto x = static_cast<std::size_t>(table.media_example(items[i]));
-      const bytes_t b = feature_bytes[e][i];
-      if (rank_of[i] != llm_rank[x]) {
-        sp.feature_bytes_direct += b;
+    // Each encoder's media on the LLM rank of their example (the LLM-side feature buffers).
+    sp.feature_layouts = detail::media_layouts_following(table, in, llm.placement);
+  });
+  const auto encoder_phase = [&](std::size_t e) {
+    const auto& items = in.encoders[e];
+    phase_result& ph = sp.phases[e];
+    ph.costs = items.costs;
+    std::vector<rank_t> home;
+    std::vector<bytes_t> stay;
+    if (strat == strategy::orch) {
+      // An item's home is the rank where it saves the most bytes: the LLM rank of its example
+      // (its features stay there) or the owner (its raw input is there), whichever payload
+      // is larger; when both are the same rank, staying saves both.
+      const auto& llm_rank = rank_of[encoders];
+      home.resize(ph.costs.size());
+      stay.resize(ph.costs.size());
+      for (std::size_t i = 0; i < home.size(); ++i) {
+        const auto x = static_cast<std::size_t>(items.example[i]);
+        const bytes_t input = items.input_bytes[i];
+        const bytes_t feature = items.feature_bytes[i];
+        if (llm_rank[x] == owners[x]) {
+          home[i] = owners[x];
+          stay[i] = detail::checked_add(input, feature, "orchestrate: bytes");
+        } else {
+          home[i] = feature >= input ? llm_rank[x] : owners[x];
+          stay[i] = std::max(input, feature);
+        }
       }
-      sp.feature_bytes_two_hop +=
-          (rank_of[i] != owners[x] ? b : 0) + (owners[x] != llm_rank[x] ? b : 0);
     }
-    sp.phases.push_back(std::move(ph));
-  }
-  sp.phases.push_back(std::move(llm));
-
-  // ---- exchanges ----
-  auto add_exchange = [&](std::string name, const layout& from, const layout& to,
-                          std::span<const bytes_t> bytes, bytes_t bound) {
-    exchange_result x;
-    x.name = std::move(name);
-    x.forward = make_plan(from, to, bytes);
-    x.backward = inverse(x.forward);
-    x.bytes = measure_traffic(x.forward, topo);
-    x.inter_node_lower_bound = bound;
-    sp.exchanges.push_back(std::move(x));
+    rank_of[e] = detail::balance_phase(ph, home, stay, topo, options);
   };
-  for (std::size_t e = 0; e < encoders; ++e) {
-    const auto& ph = sp.phases[e];
-    const auto& name = model.encoders[e].name;
-    const auto from = sp.owner_media[e].rank_of_items();
-    add_exchange(name + ".inputs", sp.owner_media[e], ph.placement, input_bytes[e],
-                 inter_node_lower_bound(ph.costs, from, input_bytes[e], topo, ph.balance.max_load));
-    add_exchange(name + ".features", ph.placement, sp.feature_layouts[e], feature_bytes[e], 0);
+  // per_phase balances the encoders alongside the LLM; orch places them once the LLM ranks
+  // (where their features go) are known.
+  for (std::size_t e = 0; e < encoders && strat == strategy::per_phase; ++e) {
+    tasks.emplace_back([&, e] { encoder_phase(e); });
   }
-  add_exchange(
-      "text", sp.owner_examples, sp.llm().placement, text_bytes,
-      inter_node_lower_bound(sp.llm().costs, owners, text_bytes, topo, sp.llm().balance.max_load));
+  detail::run_tasks(tasks, options.threads);
+  tasks.clear();
+  for (std::size_t e = 0; e < encoders && strat == strategy::orch; ++e) {
+    tasks.emplace_back([&, e] { encoder_phase(e); });
+  }
+  detail::run_tasks(tasks, options.threads);
 
-  sp.assembly = build_assembly(table, sp.llm().placement, sp.feature_layouts, in.encoder_media,
-                               in.media_encoder, in.output_tokens);
+  // none / llm_only: every encoder runs where its example is (owner, LLM rank).
+  for (std::size_t e = 0; e < encoders && !balanced; ++e) {
+    phase_result& ph = sp.phases[e];
+    ph.costs = in.encoders[e].costs;
+    ph.placement = strat == strategy::none ? sp.owner_media[e] : sp.feature_layouts[e];
+    const auto follow = ph.placement.rank_of_items();
+    rank_of[e].assign(follow.begin(), follow.end());
+    ph.loads = bin_loads(ph.costs, rank_of[e], ranks);
+    const cost_t bound = lower_bound(ph.costs, ranks);
+    ph.balance = measure_loads(ph.loads, bound);
+    ph.proven_optimal = ph.balance.max_load == bound;
+  }
+  for (std::size_t e = 0; e < encoders; ++e) {
+    sp.phases[e].name = model.encoders[e].name;
+    sp.phases[e].items = in.encoder_media[e];
+  }
+
+  // ---- exchanges, assembly and the feature route, independently ----
+  const auto& llm = sp.phases[encoders];
+  const auto& llm_rank = rank_of[encoders];
+  sp.exchanges.resize(2 * encoders + 1);
+  std::vector<std::uint64_t> plan_hash(sp.exchanges.size());
+  tasks.clear();
+  for (std::size_t e = 0; e < encoders; ++e) {
+    tasks.emplace_back([&, e] {
+      const auto& ph = sp.phases[e];
+      const auto& input_bytes = in.encoders[e].input_bytes;
+      const auto from = sp.owner_media[e].rank_of_items();
+      const bytes_t bound =
+          inter_node_lower_bound(ph.costs, from, input_bytes, topo, ph.balance.max_load);
+      sp.exchanges[2 * e] =
+          detail::make_exchange(model.encoders[e].name + ".inputs", sp.owner_media[e], ph.placement,
+                                input_bytes, topo, bound);
+      plan_hash[2 * e] = sp.exchanges[2 * e].forward.hash();
+    });
+    tasks.emplace_back([&, e] {
+      sp.exchanges[2 * e + 1] =
+          detail::make_exchange(model.encoders[e].name + ".features", sp.phases[e].placement,
+                                sp.feature_layouts[e], in.encoders[e].feature_bytes, topo, 0);
+      plan_hash[2 * e + 1] = sp.exchanges[2 * e + 1].forward.hash();
+    });
+  }
+  tasks.emplace_back([&] {
+    const bytes_t bound =
+        inter_node_lower_bound(llm.costs, owners, in.text_bytes, topo, llm.balance.max_load);
+    sp.exchanges.back() =
+        detail::make_exchange("text", sp.owner_examples, llm.placement, in.text_bytes, topo, bound);
+    plan_hash.back() = sp.exchanges.back().forward.hash();
+  });
+  tasks.emplace_back([&] {
+    sp.assembly = build_assembly(table, llm.placement, sp.feature_layouts, in.encoder_media,
+                                 in.media_encoder, in.output_tokens);
+  });
+  tasks.emplace_back([&] {
+    // Feature bytes leaving their GPU: direct (encoder → LLM) vs via the owner.
+    for (std::size_t e = 0; e < encoders; ++e) {
+      const auto& items = in.encoders[e];
+      for (std::size_t i = 0; i < items.costs.size(); ++i) {
+        const auto x = static_cast<std::size_t>(items.example[i]);
+        const bytes_t b = items.feature_bytes[i];
+        const rank_t at = rank_of[e][i];
+        sp.feature_bytes_direct += at != llm_rank[x] ? b : 0;
+        sp.feature_bytes_two_hop += (at != owners[x] ? b : 0) + (owners[x] != llm_rank[x] ? b : 0);
+      }
+    }
+  });
+  detail::run_tasks(tasks, options.threads);
   sp.media_encoder = std::move(in.media_encoder);
   sp.output_tokens = std::move(in.output_tokens);
   sp.sequence_length = std::move(in.sequence_length);
 
   detail::word_hash h;
   h.add(static_cast<std::uint64_t>(strat));
-  for (const auto& x : sp.exchanges) {
-    h.add(x.forward.hash());
+  for (const std::uint64_t ph : plan_hash) {
+    h.add(ph);
   }
   for (const auto& seg : sp.assembly.segments) {
     h.add_signed(seg.source);

@@ -4,6 +4,7 @@
 // LLM, the sequences are assembled, and everything is compared byte for byte with a
 // single-process reference that never balanced anything. Then stand-in gradients travel back
 // through the inverse plans.
+#include <orch/detail/parallel.hpp>
 #include <orch/exchange.hpp>
 #include <orch/orchestrate.hpp>
 
@@ -11,8 +12,10 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -154,6 +157,20 @@ void check_step(const scenario& s, const orch::model_description& model, orch::s
   REQUIRE(sp.phases.size() == encoders + 1);
   REQUIRE(sp.exchanges.size() == 2 * encoders + 1);
   CHECK(sp.hash == orch::orchestrate(t, model, s.topo, options).hash);
+  {
+    // Planning on several threads runs the same tasks: the same plan, field by field.
+    auto threaded = options;
+    threaded.threads = 3;
+    const auto tp = orch::orchestrate(t, model, s.topo, threaded);
+    CHECK(tp.hash == sp.hash);
+    REQUIRE(tp.phases.size() == sp.phases.size());
+    for (std::size_t p = 0; p < sp.phases.size(); ++p) {
+      CHECK(tp.phases[p].placement == sp.phases[p].placement);
+      CHECK(tp.phases[p].loads == sp.phases[p].loads);
+    }
+    CHECK(tp.feature_bytes_direct == sp.feature_bytes_direct);
+    CHECK(tp.feature_bytes_two_hop == sp.feature_bytes_two_hop);
+  }
 
   // Reference: each media item's encoder output, computed in one process from the ids.
   std::vector<token> reference_features(static_cast<std::size_t>(t.media_items()));
@@ -369,6 +386,36 @@ TEST_CASE("orchestrate: bad input names the example") {
   auto bad_model = model;
   bad_model.encoders[1].fields.push_back("image");
   CHECK(message_of(big, bad_model).find("'image'") != std::string::npos);
+
+  orch::orchestrate_options no_threads;
+  no_threads.threads = 0;
+  CHECK_THROWS_AS((void)orch::orchestrate(big, model, topo, no_threads), orch::invalid_argument);
+}
+
+TEST_CASE("run_tasks: every task runs once; the lowest failing task's error wins") {
+  std::vector<std::function<void()>> none;
+  orch::detail::run_tasks(none, 4); // nothing to run is fine
+  for (const int threads : {1, 2, 4, 16}) {
+    CAPTURE(threads);
+    std::vector<int> ran(40, 0);
+    std::vector<std::function<void()>> tasks;
+    for (std::size_t t = 0; t < ran.size(); ++t) {
+      tasks.emplace_back([&ran, t] {
+        ++ran[t];
+        if (t == 7 || t == 31) {
+          throw orch::invalid_argument("task " + std::to_string(t));
+        }
+      });
+    }
+    std::string message;
+    try {
+      orch::detail::run_tasks(tasks, threads);
+    } catch (const orch::invalid_argument& e) {
+      message = e.what();
+    }
+    CHECK(message == "task 7");
+    CHECK(std::count(ran.begin(), ran.end(), 1) == static_cast<std::ptrdiff_t>(ran.size()));
+  }
 }
 
 TEST_CASE("orchestrate: strategies balance what they promise on a skewed step") {
