@@ -194,6 +194,7 @@ simulate_result simulate(const trace& t, const bench_model& full_model,
     for (std::size_t k = 0; k < order.size(); ++k) {
       orch::orchestrate_options options;
       options.strategy = order[k];
+      options.threads = config.threads;
       const auto start = std::chrono::steady_clock::now();
       const auto plan = orch::orchestrate(table, model.model, topo, options);
       const auto stop = std::chrono::steady_clock::now();

@@ -28,6 +28,7 @@ struct simulate_config {
   int steps = 20;
   std::uint64_t seed = 1;
   std::vector<orch::strategy> strategies{orch::all_strategies.begin(), orch::all_strategies.end()};
+  int threads = 1; ///< orchestrate_options::threads (plans are identical for every value)
 };
 
 /// Per-phase balance of one strategy, averaged over steps.
