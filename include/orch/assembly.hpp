@@ -88,6 +88,7 @@ build_assembly(const item_table& table, const layout& llm, std::span<const layou
 
   const auto text_of = table.text_lengths();
   const auto position_of = table.media_text_positions();
+  const auto media_first = table.media_offsets();
   const auto order = llm.order();
   const auto first = llm.first_on();
   assembly_map a;
@@ -111,8 +112,9 @@ build_assembly(const item_table& table, const layout& llm, std::span<const layou
       const auto xu = static_cast<std::size_t>(x);
       const index_t begin = target;
       length_t consumed = 0; // text tokens of x already placed
-      for (index_t m = table.media_begin(x); m < table.media_end(x); ++m) {
-        const auto mu = static_cast<std::size_t>(m);
+      for (auto mu = static_cast<std::size_t>(media_first[xu]);
+           mu < static_cast<std::size_t>(media_first[xu + 1]); ++mu) {
+        const auto m = static_cast<index_t>(mu);
         const length_t position = position_of[mu];
         emit(text_source, text_cursor + consumed, position - consumed, x, -1);
         consumed = position;
