@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <memory>
 #include <span>
@@ -49,13 +50,21 @@ public:
   [[nodiscard]] static layout from_assignment(std::span<const rank_t> rank_of_item, rank_t ranks) {
     check_ranks(ranks, "layout::from_assignment");
     detail::layout_data l;
-    init_counts(l, rank_of_item, ranks, "layout::from_assignment");
+    l.ranks = ranks;
+    count_items(l.first, rank_of_item, ranks, "layout::from_assignment");
+    const std::size_t n = rank_of_item.size();
+    l.rank_of.assign(rank_of_item.begin(), rank_of_item.end());
+    l.slot_of.resize(n);
+    l.order.resize(n);
     std::vector<index_t> next(l.first.begin(), l.first.end() - 1);
-    for (std::size_t i = 0; i < rank_of_item.size(); ++i) {
+    const index_t* const first = l.first.data();
+    index_t* const order = l.order.data();
+    index_t* const slot = l.slot_of.data();
+    for (std::size_t i = 0; i < n; ++i) {
       const auto r = static_cast<std::size_t>(rank_of_item[i]);
       const index_t pos = next[r]++;
-      l.order[static_cast<std::size_t>(pos)] = static_cast<index_t>(i);
-      l.slot_of[i] = pos - l.first[r];
+      order[static_cast<std::size_t>(pos)] = static_cast<index_t>(i);
+      slot[i] = pos - first[r];
     }
     return layout(std::move(l));
   }
@@ -75,7 +84,11 @@ public:
                              " keys and ", secondary_key.size(), " secondary keys");
     }
     detail::layout_data l;
-    init_counts(l, rank_of_item, ranks, "layout::from_keys");
+    l.ranks = ranks;
+    count_items(l.first, rank_of_item, ranks, "layout::from_keys");
+    l.rank_of.assign(rank_of_item.begin(), rank_of_item.end());
+    l.slot_of.resize(rank_of_item.size());
+    l.order.resize(rank_of_item.size());
     for (std::size_t i = 0; i < l.order.size(); ++i) {
       l.order[i] = static_cast<index_t>(i);
     }
@@ -114,25 +127,32 @@ public:
       throw_invalid_argument("layout::from_placements: ", rank_of.size(), " ranks but ",
                              slot_of.size(), " slots");
     }
+    // Validation costs no pass of its own: the count pass checks the ranks, the placement
+    // pass the slots (a range check, and a slot found taken means two items share it).
     detail::layout_data l;
-    init_counts(l, rank_of, ranks, "layout::from_placements");
-    std::fill(l.order.begin(), l.order.end(), index_t{-1});
+    l.ranks = ranks;
+    count_items(l.first, rank_of, ranks, "layout::from_placements");
+    l.order.assign(rank_of.size(), index_t{-1});
+    const index_t* const first = l.first.data();
+    index_t* const order = l.order.data();
     for (std::size_t i = 0; i < rank_of.size(); ++i) {
       const auto r = static_cast<std::size_t>(rank_of[i]);
-      const index_t count = l.first[r + 1] - l.first[r];
-      if (slot_of[i] < 0 || slot_of[i] >= count) {
+      const index_t count = first[r + 1] - first[r];
+      // One unsigned comparison covers slot < 0 and slot ≥ count.
+      if (static_cast<std::uint64_t>(slot_of[i]) >= static_cast<std::uint64_t>(count)) {
         throw_invalid_argument("layout::from_placements: item ", i, " has slot ", slot_of[i],
                                " but rank ", rank_of[i], " holds ", count,
                                " items (slots 0..count-1)");
       }
-      auto& at = l.order[static_cast<std::size_t>(l.first[r] + slot_of[i])];
+      index_t& at = order[static_cast<std::size_t>(first[r] + slot_of[i])];
       if (at >= 0) {
         throw_invalid_argument("layout::from_placements: rank ", rank_of[i], " slot ", slot_of[i],
                                " is used by items ", at, " and ", i);
       }
       at = static_cast<index_t>(i);
     }
-    // n items in n distinct slots of the right ranks: every slot is used exactly once.
+    // n items in n distinct slots of the right ranks: every slot is used exactly once. The
+    // caller's arrays become the layout's (moved, not copied).
     l.slot_of = std::move(slot_of);
     l.rank_of = std::move(rank_of);
     return layout(std::move(l));
@@ -249,24 +269,26 @@ private:
     }
   }
 
-  /// Validates ranks, copies them, counts items per rank into first_ and sizes the arrays.
-  static void init_counts(detail::layout_data& l, std::span<const rank_t> rank_of_item,
+  /// Validates the rank of every item and sets `first` to the offsets of every rank's run
+  /// (ranks + 1 entries): a count per rank, then a prefix sum.
+  static void count_items(std::vector<index_t>& first, std::span<const rank_t> rank_of_item,
                           rank_t ranks, const char* where) {
-    l.ranks = ranks;
-    l.first.assign(static_cast<std::size_t>(ranks) + 1, 0);
-    for (std::size_t i = 0; i < rank_of_item.size(); ++i) {
-      if (rank_of_item[i] < 0 || rank_of_item[i] >= ranks) {
-        throw_invalid_argument(where, ": item ", i, " is on rank ", rank_of_item[i],
-                               " outside [0, ", ranks, ")");
+    first.assign(static_cast<std::size_t>(ranks) + 1, 0);
+    // Raw pointers and one unsigned comparison for the range (ranks > 0): the loop keeps
+    // everything in registers, and the check is a predictable branch, not a pass of its own.
+    index_t* const count = first.data() + 1;
+    const rank_t* const rank = rank_of_item.data();
+    const std::size_t n = rank_of_item.size();
+    for (std::size_t i = 0; i < n; ++i) {
+      if (static_cast<std::uint32_t>(rank[i]) >= static_cast<std::uint32_t>(ranks)) {
+        throw_invalid_argument(where, ": item ", i, " is on rank ", rank[i], " outside [0, ", ranks,
+                               ")");
       }
-      ++l.first[static_cast<std::size_t>(rank_of_item[i]) + 1];
+      ++count[rank[i]];
     }
     for (std::size_t r = 0; r < static_cast<std::size_t>(ranks); ++r) {
-      l.first[r + 1] += l.first[r];
+      first[r + 1] += first[r];
     }
-    l.rank_of.assign(rank_of_item.begin(), rank_of_item.end());
-    l.slot_of.resize(rank_of_item.size());
-    l.order.resize(rank_of_item.size());
   }
 
   /// slot_of from order (grouped by rank, first set).

@@ -5,6 +5,7 @@
 
 #include <orch/config.hpp>
 #include <orch/detail/hash.hpp>
+#include <orch/detail/plan_data.hpp>
 #include <orch/layout.hpp>
 #include <orch/types.hpp>
 
@@ -80,26 +81,12 @@ struct pair_traffic {
 
 namespace detail {
 
-/// The arrays of an exchange plan; immutable once built and shared between copies.
-struct plan_data {
-  layout from;
-  layout to;
-  std::shared_ptr<const std::vector<bytes_t>> bytes = std::make_shared<std::vector<bytes_t>>();
-  bytes_t total = 0;
-  std::vector<bytes_t> source_total{0}; // per rank
-  std::vector<bytes_t> destination_total{0};
-  std::vector<bytes_t> self{0};
-  // Communicating pairs, CSR by source rank, destinations ascending.
-  std::vector<index_t> pair_first{0, 0};
-  std::vector<rank_t> pair_peer;
-  std::vector<index_t> pair_items;
-  std::vector<bytes_t> pair_bytes;
-};
-
 [[nodiscard]] exchange_plan build_plan(layout from, layout to,
                                        std::shared_ptr<const std::vector<bytes_t>> bytes,
-                                       const char* where);
+                                       const char* where, bool with_hash = false);
 [[nodiscard]] rank_view build_view(const plan_data& p, rank_t rank);
+[[nodiscard]] std::uint64_t plan_hash(const plan_data& p) noexcept;
+[[nodiscard]] exchange_plan inverse_plan(const exchange_plan& plan);
 struct plan_access;
 
 } // namespace detail
@@ -203,25 +190,9 @@ public:
   /// item, its (rank, slot) in both layouts and its bytes — with detail::word_hash over the
   /// words: tag 0x6F72636870310001, ranks, items, then per item from-rank, from-slot,
   /// to-rank, to-slot, bytes. Identical on every platform; equal plans have equal hashes.
-  /// Complexity: O(items).
+  /// Complexity: O(1) for plans from make_plan (computed while building), O(items) otherwise.
   [[nodiscard]] std::uint64_t hash() const noexcept {
-    detail::word_hash h;
-    h.add(0x6F72636870310001ULL); // "orchp1" + format version 1
-    h.add_signed(ranks());
-    h.add_signed(items());
-    const auto fr = d_->from.rank_of_items();
-    const auto fs = d_->from.slot_of_items();
-    const auto tr = d_->to.rank_of_items();
-    const auto ts = d_->to.slot_of_items();
-    const auto& bytes = *d_->bytes;
-    for (std::size_t i = 0; i < bytes.size(); ++i) {
-      h.add_signed(fr[i]);
-      h.add_signed(fs[i]);
-      h.add_signed(tr[i]);
-      h.add_signed(ts[i]);
-      h.add_signed(bytes[i]);
-    }
-    return h.value();
+    return d_->hash_known ? d_->hash : detail::plan_hash(*d_);
   }
 
   /// Same layouts and item bytes (everything else follows from them). Complexity: O(items).
@@ -232,9 +203,10 @@ public:
 
 private:
   friend exchange_plan detail::build_plan(layout, layout,
-                                          std::shared_ptr<const std::vector<bytes_t>>, const char*);
+                                          std::shared_ptr<const std::vector<bytes_t>>, const char*,
+                                          bool);
   friend struct detail::plan_access;
-  friend exchange_plan inverse(const exchange_plan&);
+  friend exchange_plan detail::inverse_plan(const exchange_plan&);
   friend exchange_plan compose(const exchange_plan&, const exchange_plan&);
 
   explicit exchange_plan(std::shared_ptr<const detail::plan_data> d) : d_(std::move(d)) {}
@@ -265,8 +237,10 @@ private:
   std::shared_ptr<const detail::plan_data> d_;
 };
 
-/// The plan that moves items of sizes `item_bytes` from layout `from` to layout `to`.
-/// Complexity: O(items log(items per rank) + ranks); memory O(items + ranks + pairs), never
+/// The plan that moves items of sizes `item_bytes` from layout `from` to layout `to`. Its
+/// hash() is computed while building (every rank compares it before moving payload), in the
+/// same pass over the items, so that hash() then costs O(1).
+/// Complexity: O(items log(peers per rank) + ranks); memory O(items + ranks + pairs), never
 /// a ranks × ranks matrix.
 /// Throws: orch::invalid_argument (layouts of different item or rank counts, a size array of
 /// another length, a negative item size — naming the item), orch::overflow (a rank's buffer
@@ -275,13 +249,16 @@ private:
                                              std::span<const bytes_t> item_bytes) {
   return detail::build_plan(
       from, to, std::make_shared<const std::vector<bytes_t>>(item_bytes.begin(), item_bytes.end()),
-      "make_plan");
+      "make_plan", true);
 }
 
 /// The plan that moves everything back: from `plan.to()` to `plan.from()`, same sizes (the
-/// backward pass carries gradients this way). Complexity: as make_plan. Throws: nothing new.
+/// backward pass carries gradients this way). Equal to make_plan(plan.to(), plan.from(),
+/// plan.item_bytes()) in every accessor, view and hash, but derived from `plan` instead of the
+/// items: the layouts and sizes are shared, the buffer totals swapped, the pair table
+/// transposed. Complexity: O(ranks + pairs). Throws: nothing new (std::bad_alloc only).
 [[nodiscard]] inline exchange_plan inverse(const exchange_plan& plan) {
-  return detail::build_plan(plan.to(), plan.from(), plan.d_->bytes, "inverse");
+  return detail::inverse_plan(plan);
 }
 
 /// One exchange instead of two: the plan from `a_to_b.from()` to `b_to_c.to()`.

@@ -1,11 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
-// Topologies and layouts: construction, slot orders, validation.
+// Topologies and layouts: construction, slot orders, validation (against a reference on
+// seeded assignments).
 #include <orch/layout.hpp>
 #include <orch/topology.hpp>
 
+#include <support/generators.hpp>
+
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <random>
 #include <span>
+#include <string>
 #include <vector>
 
 using orch::index_t;
@@ -131,4 +138,69 @@ TEST_CASE("layout: contiguous and accessors") {
   CHECK(none.ranks() == 1);
   CHECK(none.items() == 0);
   CHECK(none.count_on(0) == 0);
+}
+
+TEST_CASE("layout: builders agree on seeded assignments and name the first bad item") {
+  for (std::uint64_t seed = 0; seed < 40; ++seed) {
+    CAPTURE(seed);
+    std::mt19937_64 rng(seed);
+    const auto ranks = static_cast<rank_t>(orch::test::uniform_int(rng, 1, 40));
+    const auto n = static_cast<std::size_t>(orch::test::uniform_int(rng, 0, 300));
+    std::vector<rank_t> rank(n);
+    for (auto& r : rank) {
+      r = static_cast<rank_t>(orch::test::uniform_int(rng, 0, ranks - 1));
+    }
+    if (seed % 2 == 1) {
+      std::sort(rank.begin(), rank.end()); // long runs of one rank
+    }
+    const auto l = orch::layout::from_assignment(rank, ranks);
+    // Reference: items of each rank in item order.
+    std::vector<index_t> order;
+    std::vector<index_t> first{0};
+    for (rank_t r = 0; r < ranks; ++r) {
+      for (std::size_t i = 0; i < n; ++i) {
+        if (rank[i] == r) {
+          order.push_back(static_cast<index_t>(i));
+        }
+      }
+      first.push_back(static_cast<index_t>(order.size()));
+    }
+    CHECK(vec(l.order()) == order);
+    CHECK(vec(l.first_on()) == first);
+    for (std::size_t p = 0; p < order.size(); ++p) {
+      const auto i = order[p];
+      CHECK(l.item_at(l.rank_of(i), l.slot_of(i)) == i);
+    }
+    const auto placed = orch::layout::from_placements(ranks, rank, vec(l.slot_of_items()));
+    CHECK(placed == l);
+    CHECK(vec(placed.order()) == order);
+    CHECK(vec(placed.first_on()) == first);
+    if (n >= 2) {
+      // Two bad entries: the message names the lower item, whichever end of the range.
+      auto bad = rank;
+      const auto a = static_cast<std::size_t>(
+          orch::test::uniform_int(rng, 0, static_cast<std::int64_t>(n) - 2));
+      const auto b = static_cast<std::size_t>(orch::test::uniform_int(
+          rng, static_cast<std::int64_t>(a) + 1, static_cast<std::int64_t>(n) - 1));
+      bad[a] = seed % 3 == 0 ? -1 : ranks;
+      bad[b] = -7;
+      const auto expected = "item " + std::to_string(a) + " is on rank " + std::to_string(bad[a]);
+      CHECK_THROWS_WITH_AS(static_cast<void>(orch::layout::from_assignment(bad, ranks)),
+                           doctest::Contains(expected.c_str()), orch::invalid_argument);
+      CHECK_THROWS_WITH_AS(
+          static_cast<void>(orch::layout::from_placements(ranks, bad, vec(l.slot_of_items()))),
+          doctest::Contains(expected.c_str()), orch::invalid_argument);
+      // A slot used twice on a rank: named with the two items, in item order.
+      const auto i = static_cast<std::size_t>(order[0]);
+      const auto j = static_cast<std::size_t>(order[1]);
+      if (rank[i] == rank[j]) {
+        auto slots = vec(l.slot_of_items());
+        slots[j] = slots[i];
+        const auto twice = "is used by items " + std::to_string(std::min(i, j)) + " and " +
+                           std::to_string(std::max(i, j));
+        CHECK_THROWS_WITH_AS(static_cast<void>(orch::layout::from_placements(ranks, rank, slots)),
+                             doctest::Contains(twice.c_str()), orch::invalid_argument);
+      }
+    }
+  }
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Exchange plans: the worked example of docs/plans.md, hash stability, validation, offsets
-// beyond 32 bits, the sparse pair queries.
+// beyond 32 bits, the sparse pair queries, inverse against the plan built backwards.
 #include "plan_support.hpp"
 
 #include <orch/exchange.hpp>
@@ -12,8 +12,11 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <limits>
+#include <random>
 #include <span>
 #include <vector>
 
@@ -204,4 +207,109 @@ TEST_CASE("plan: empty and default plans") {
   CHECK(plan.pair_count() == 0);
   CHECK(orch::execute(plan, orch::rank_buffers(3)) == orch::rank_buffers(3));
   CHECK(orch::compose(plan, orch::inverse(plan)) == plan);
+}
+
+namespace {
+
+/// Two views hold the same lists and sizes (one assertion per view keeps the test fast).
+bool same_view(const orch::rank_view& a, const orch::rank_view& b) {
+  return a.rank == b.rank && a.source_bytes == b.source_bytes &&
+         a.destination_bytes == b.destination_bytes && a.self_bytes == b.self_bytes &&
+         a.send_items == b.send_items && a.send_sizes == b.send_sizes &&
+         a.send_source_offsets == b.send_source_offsets &&
+         a.send_packed_offsets == b.send_packed_offsets && a.send_peers == b.send_peers &&
+         a.send_peer_items == b.send_peer_items && a.send_peer_bytes == b.send_peer_bytes &&
+         a.send_peer_displs == b.send_peer_displs && a.send_peer_first == b.send_peer_first &&
+         a.recv_items == b.recv_items && a.recv_sizes == b.recv_sizes &&
+         a.recv_packed_offsets == b.recv_packed_offsets &&
+         a.recv_destination_offsets == b.recv_destination_offsets && a.recv_peers == b.recv_peers &&
+         a.recv_peer_items == b.recv_peer_items && a.recv_peer_bytes == b.recv_peer_bytes &&
+         a.recv_peer_displs == b.recv_peer_displs && a.recv_peer_first == b.recv_peer_first &&
+         a.pack_is_identity == b.pack_is_identity && a.unpack_is_identity == b.unpack_is_identity;
+}
+
+/// Every accessor of two plans agrees: hash, totals, per-rank buffers, pairs and every view.
+void check_same_plan(const orch::exchange_plan& a, const orch::exchange_plan& b) {
+  REQUIRE(a.ranks() == b.ranks());
+  CHECK(a == b);
+  CHECK(a.hash() == b.hash());
+  CHECK(a.items() == b.items());
+  CHECK(a.total_bytes() == b.total_bytes());
+  CHECK(a.pair_count() == b.pair_count());
+  CHECK(a.pairs() == b.pairs());
+  for (rank_t r = 0; r < a.ranks(); ++r) {
+    CAPTURE(r);
+    const bool buffers = a.source_bytes(r) == b.source_bytes(r) &&
+                         a.destination_bytes(r) == b.destination_bytes(r) &&
+                         a.self_bytes(r) == b.self_bytes(r);
+    CHECK(buffers);
+    CHECK(same_view(a.view(r), b.view(r)));
+  }
+}
+
+} // namespace
+
+TEST_CASE("plan: inverse equals the plan built backwards, accessor for accessor") {
+  // inverse() transposes the pair table instead of rebuilding from the items; the result must
+  // be indistinguishable from make_plan(to, from, bytes), whatever the shape.
+  constexpr std::array<rank_t, 7> rank_counts{1, 2, 3, 5, 8, 16, 33};
+  for (std::uint64_t seed = 0; seed < 42; ++seed) {
+    CAPTURE(seed);
+    std::mt19937_64 rng(seed);
+    const rank_t ranks = rank_counts[seed % rank_counts.size()];
+    const auto n = static_cast<std::size_t>(orch::test::uniform_int(rng, 0, 5 * ranks));
+    const auto active =
+        static_cast<rank_t>(seed % 3 == 0 ? orch::test::uniform_int(rng, 1, ranks) : ranks);
+    auto from_rank = orch::test::random_ranks(rng, n, ranks, active);
+    auto to_rank = orch::test::random_ranks(rng, n, ranks, active);
+    if (seed % 5 == 1) {
+      std::sort(from_rank.begin(), from_rank.end()); // runs, as sampled data comes
+    }
+    if (seed % 7 == 2) {
+      std::fill(to_rank.begin(), to_rank.end(), rank_t{0}); // all to one
+    }
+    std::vector<bytes_t> bytes(n);
+    for (auto& b : bytes) {
+      b = seed % 4 == 3 || orch::test::uniform_int(rng, 0, 4) == 0
+              ? 0
+              : orch::test::uniform_int(rng, 1, 1000);
+    }
+    const auto from = orch::test::random_layout(rng, from_rank, ranks);
+    const auto to = orch::test::random_layout(rng, to_rank, ranks);
+    const auto plan = orch::make_plan(from, to, bytes);
+    const auto back = orch::inverse(plan);
+    CHECK(back.from() == to);
+    CHECK(back.to() == from);
+    check_same_plan(back, orch::make_plan(to, from, bytes));
+    check_same_plan(orch::inverse(back), plan);
+    // The hash make_plan computes while building equals the one computed on request (a plan
+    // derived by compose has no precomputed hash).
+    const auto same = orch::compose(plan, orch::make_plan(to, to, bytes));
+    CHECK(same.hash() == plan.hash());
+    CHECK(orch::compose(plan, back).hash() == orch::make_plan(from, from, bytes).hash());
+  }
+  check_same_plan(orch::inverse(orch::exchange_plan{}), orch::exchange_plan{});
+}
+
+TEST_CASE("plan: overflow names the first buffer in check order") {
+  // Destinations are checked before sources, lower ranks first.
+  const bytes_t big = bytes_t{1} << 62;
+  const auto from = orch::layout::from_assignment(std::vector<rank_t>{1, 1, 0, 0}, 3);
+  const auto to = orch::layout::from_assignment(std::vector<rank_t>{2, 0, 2, 2}, 3);
+  // Rank 1 sends 2^63 (source overflow); rank 2 receives 2^63 + 1 (destination overflow).
+  CHECK_THROWS_WITH_AS(
+      static_cast<void>(orch::make_plan(from, to, std::vector<bytes_t>{big, big, big, 1})),
+      doctest::Contains("the destination buffer of rank 2 exceeds 2^63 - 1 bytes at item 2"),
+      orch::overflow);
+  // Only the source buffer of rank 1 overflows: items 0 and 1 go to different ranks.
+  const auto spread = orch::layout::from_assignment(std::vector<rank_t>{2, 0, 1, 1}, 3);
+  CHECK_THROWS_WITH_AS(
+      static_cast<void>(orch::make_plan(from, spread, std::vector<bytes_t>{big, big, 1, 1})),
+      doctest::Contains("make_plan: the source buffer of rank 1 exceeds 2^63 - 1 bytes at item 1"),
+      orch::overflow);
+  // The inverse of a valid plan never overflows, and neither does composing it.
+  const auto ok = orch::make_plan(from, spread, std::vector<bytes_t>{big, big / 2, 7, 9});
+  check_same_plan(orch::inverse(ok),
+                  orch::make_plan(spread, from, std::vector<bytes_t>{big, big / 2, 7, 9}));
+  CHECK(orch::compose(ok, orch::inverse(ok)).total_bytes() == ok.total_bytes());
 }

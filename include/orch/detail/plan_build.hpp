@@ -4,12 +4,15 @@
 #pragma once
 
 #include <orch/config.hpp>
+#include <orch/detail/hash.hpp>
+#include <orch/detail/plan_pairs.hpp>
 #include <orch/layout.hpp>
 #include <orch/plan.hpp>
 #include <orch/types.hpp>
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <utility>
@@ -26,27 +29,53 @@ struct plan_access {
   }
 };
 
-/// Throws orch::overflow for the `buffer` buffer of rank `r` under `l`, naming the item at
-/// which the running sum in slot order passes 2^63 - 1 (only called once that is known).
-[[noreturn]] inline void throw_buffer_overflow(const layout& l, std::span<const bytes_t> bytes,
-                                               rank_t r, const char* where, const char* buffer) {
-  bytes_t acc = 0;
-  for (const index_t item : l.items_on(r)) {
-    const bytes_t b = bytes[static_cast<std::size_t>(item)];
-    if (__builtin_add_overflow(acc, b, &acc)) {
-      throw_overflow(where, ": the ", buffer, " buffer of rank ", r,
-                     " exceeds 2^63 - 1 bytes at item ", item, " (", b, " bytes)");
+/// orch::inverse: everything that make_plan(to, from, bytes) would compute follows from
+/// `plan` — the same buffers with the roles of source and destination swapped, so the totals
+/// are swapped, self traffic is unchanged and the pair (s, d) becomes (d, s) with the same
+/// counts. Transposing the CSR pair table by a counting sort over sources ascending leaves
+/// every new row sorted by peer, as build_plan would. No item is read.
+[[nodiscard]] inline exchange_plan inverse_plan(const exchange_plan& plan) {
+  const plan_data& p = *plan.d_;
+  auto data = std::make_shared<plan_data>();
+  plan_data& q = *data;
+  q.from = p.to;
+  q.to = p.from;
+  q.bytes = p.bytes;
+  q.total = p.total;
+  q.source_total = p.destination_total;
+  q.destination_total = p.source_total;
+  q.self = p.self;
+  const std::size_t k = p.source_total.size();
+  const std::size_t m = p.pair_peer.size();
+  q.pair_first.assign(k + 1, 0);
+  for (const rank_t d : p.pair_peer) {
+    ++q.pair_first[static_cast<std::size_t>(d) + 1];
+  }
+  for (std::size_t r = 0; r < k; ++r) {
+    q.pair_first[r + 1] += q.pair_first[r];
+  }
+  q.pair_peer.resize(m);
+  q.pair_items.resize(m);
+  q.pair_bytes.resize(m);
+  std::vector<index_t> next(q.pair_first.begin(), q.pair_first.end() - 1);
+  for (std::size_t s = 0; s < k; ++s) {
+    for (auto e = static_cast<std::size_t>(p.pair_first[s]);
+         e < static_cast<std::size_t>(p.pair_first[s + 1]); ++e) {
+      const auto at = static_cast<std::size_t>(next[static_cast<std::size_t>(p.pair_peer[e])]++);
+      q.pair_peer[at] = static_cast<rank_t>(s);
+      q.pair_items[at] = p.pair_items[e];
+      q.pair_bytes[at] = p.pair_bytes[e];
     }
   }
-  ORCH_ASSERT(false);
-  throw_overflow(where, ": the ", buffer, " buffer of rank ", r, " exceeds 2^63 - 1 bytes");
+  return exchange_plan(std::move(data));
 }
 
 /// Validates the inputs and builds the shared part of a plan: buffer sizes, self bytes and
-/// the (source, destination) pair table. Layouts and sizes are shared, never copied.
+/// the (source, destination) pair table, and the hash when `with_hash` (make_plan: ranks
+/// compare it right away). Layouts and sizes are shared, never copied.
 [[nodiscard]] inline exchange_plan build_plan(layout from, layout to,
                                               std::shared_ptr<const std::vector<bytes_t>> sizes,
-                                              const char* where) {
+                                              const char* where, bool with_hash) {
   const auto& bytes = *sizes;
   if (from.items() != to.items()) {
     throw_invalid_argument(where, ": layouts of different item counts (from: ", from.items(),
@@ -59,9 +88,17 @@ struct plan_access {
   if (static_cast<index_t>(bytes.size()) != from.items()) {
     throw_invalid_argument(where, ": ", bytes.size(), " item sizes for ", from.items(), " items");
   }
-  for (std::size_t i = 0; i < bytes.size(); ++i) {
-    if (bytes[i] < 0) {
-      throw_invalid_argument(where, ": item ", i, " has negative size ", bytes[i], " bytes");
+  // A negative size sets the sign bit of the OR of all sizes: one branch-free (vectorised)
+  // pass, and the item is looked for only when there is one.
+  bytes_t any = 0;
+  for (const bytes_t b : bytes) {
+    any |= b;
+  }
+  if (any < 0) {
+    for (std::size_t i = 0; i < bytes.size(); ++i) {
+      if (bytes[i] < 0) {
+        throw_invalid_argument(where, ": item ", i, " has negative size ", bytes[i], " bytes");
+      }
     }
   }
   auto data = std::make_shared<plan_data>();
@@ -69,76 +106,10 @@ struct plan_access {
   p.from = std::move(from);
   p.to = std::move(to);
   p.bytes = std::move(sizes);
-  const auto n = bytes.size();
-  const auto k = static_cast<std::size_t>(p.from.ranks());
-  const auto from_rank = p.from.rank_of_items();
-  const auto first = p.from.first_on();
-  const auto to_first = p.to.first_on();
-  const auto to_order = p.to.order();
-
-  // One pass over the destination layout (ranks ascending, slots ascending): destination
-  // buffer sizes, and a stable counting sort of (destination, bytes) records by source rank.
-  // The records of a source rank then come sorted by destination: runs are the pairs. Each
-  // item is read once at random (its size and source rank); everything else is sequential.
-  struct record {
-    rank_t to;
-    bytes_t bytes;
-  };
-  // Every record is written before it is read: no value-initialisation (it would only touch
-  // the pages twice).
-  const std::unique_ptr<record[]> grouped(new record[n]);
-  std::vector<index_t> next(first.begin(), first.end() - 1);
-  p.destination_total.assign(k, 0);
-  for (std::size_t d = 0; d < k; ++d) {
-    bytes_t acc = 0;
-    for (auto x = static_cast<std::size_t>(to_first[d]);
-         x < static_cast<std::size_t>(to_first[d + 1]); ++x) {
-      const auto item = static_cast<std::size_t>(to_order[x]);
-      const bytes_t b = bytes[item];
-      if (__builtin_add_overflow(acc, b, &acc)) {
-        throw_buffer_overflow(p.to, bytes, static_cast<rank_t>(d), where, "destination");
-      }
-      const auto s = static_cast<std::size_t>(from_rank[item]);
-      grouped[static_cast<std::size_t>(next[s]++)] = {static_cast<rank_t>(d), b};
-    }
-    p.destination_total[d] = acc;
-  }
-
-  p.source_total.assign(k, 0);
-  p.self.assign(k, 0);
-  p.pair_first.assign(k + 1, 0);
-  // Reserved, not touched: the pages of unused capacity are never faulted in.
-  const std::size_t most = std::min(n, k * k);
-  p.pair_peer.reserve(most);
-  p.pair_items.reserve(most);
-  p.pair_bytes.reserve(most);
-  p.total = 0;
-  for (std::size_t r = 0; r < k; ++r) {
-    rank_t peer = -1;
-    bytes_t acc = 0;
-    for (auto e = static_cast<std::size_t>(first[r]); e < static_cast<std::size_t>(first[r + 1]);
-         ++e) {
-      const record rec = grouped[e];
-      if (__builtin_add_overflow(acc, rec.bytes, &acc)) {
-        throw_buffer_overflow(p.from, bytes, static_cast<rank_t>(r), where, "source");
-      }
-      if (rec.to != peer) {
-        peer = rec.to;
-        p.pair_peer.push_back(rec.to);
-        p.pair_items.push_back(0);
-        p.pair_bytes.push_back(0);
-      }
-      ++p.pair_items.back();
-      p.pair_bytes.back() += rec.bytes; // ≤ acc
-      if (rec.to == static_cast<rank_t>(r)) {
-        p.self[r] += rec.bytes;
-      }
-    }
-    p.source_total[r] = acc;
-    p.pair_first[r + 1] = static_cast<index_t>(p.pair_peer.size());
-    if (__builtin_add_overflow(p.total, acc, &p.total)) {
-      throw_overflow(where, ": the bytes of all ranks exceed 2^63 - 1 (at rank ", r, ")");
-    }
+  if (!with_hash) {
+    pairs_by_destination(p, where);
+  } else if (!pairs_by_source_with_hash(p)) {
+    throw_plan_overflow(p, where);
   }
   return exchange_plan(std::move(data));
 }
