@@ -334,13 +334,14 @@ inline void apply_common_speed(partition_result& r, const bin_rules& rules) {
   }
 }
 
-/// Fills a result from an assignment under rules: loads, the bound in cost units, and with
-/// speeds the time metrics, `proven_optimal` then meaning max time ≤ the time bound.
-[[nodiscard]] inline partition_result finish_result(std::span<const cost_t> costs,
-                                                    std::vector<rank_t> bin_of, rank_t bins,
-                                                    const bin_rules& rules, cost_t bound,
-                                                    time_bound tb, std::string algorithm) {
-  auto r = make_result(costs, std::move(bin_of), bins, std::move(algorithm));
+/// finish_result with the loads already known (callers that tracked them skip a pass over
+/// the items); `simple_bound` is max(⌈Σ/k⌉, max cost), what orch::lower_bound returns.
+[[nodiscard]] inline partition_result
+finish_result_with_loads(std::vector<rank_t> bin_of, std::vector<cost_t> loads, cost_t simple_bound,
+                         const bin_rules& rules, cost_t bound, time_bound tb,
+                         std::string algorithm) {
+  auto r = make_result_with_loads(std::move(bin_of), std::move(loads), simple_bound,
+                                  std::move(algorithm));
   r.lower_bound = std::max(r.lower_bound, bound);
   r.time_lower_bound = static_cast<double>(r.lower_bound);
   r.proven_optimal = r.max_load <= r.lower_bound;
@@ -356,6 +357,17 @@ inline void apply_common_speed(partition_result& r, const bin_rules& rules) {
     r.proven_optimal = !time_less(tb.num, tb.den, r.loads[worst], rules.speeds[worst]);
   }
   return r;
+}
+
+/// Fills a result from an assignment under rules: loads, the bound in cost units, and with
+/// speeds the time metrics, `proven_optimal` then meaning max time ≤ the time bound.
+[[nodiscard]] inline partition_result finish_result(std::span<const cost_t> costs,
+                                                    std::vector<rank_t> bin_of, rank_t bins,
+                                                    const bin_rules& rules, cost_t bound,
+                                                    time_bound tb, std::string algorithm) {
+  auto loads = bin_loads(costs, bin_of, bins);
+  return finish_result_with_loads(std::move(bin_of), std::move(loads), lower_bound(costs, bins),
+                                  rules, bound, tb, std::move(algorithm));
 }
 
 } // namespace detail

@@ -4,6 +4,7 @@
 
 #include <orch/config.hpp>
 #include <orch/detail/checked.hpp>
+#include <orch/partition/bin_order.hpp>
 #include <orch/partition/bounds.hpp>
 #include <orch/partition/budget.hpp>
 #include <orch/partition/constraints.hpp>
@@ -16,9 +17,9 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <set>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace orch {
@@ -57,27 +58,60 @@ class improver {
 public:
   /// `order`: every item by cost descending, index ascending (computed when empty); the
   /// per-bin lists are filled in that order and so come out sorted without a sort per bin.
+  /// `order_cost` and `order_bin`, when given, hold each item's cost and start bin in that
+  /// order (LPT's trace), so the fill reads sequentially instead of by item index.
   improver(std::span<const cost_t> costs, rank_t bins, std::span<const rank_t> bin_of,
-           const bin_rules& rules, std::span<const std::uint32_t> order = {})
-      : costs_(costs), rules_(rules), bin_of_(bin_of.begin(), bin_of.end()),
-        items_(static_cast<std::size_t>(bins)), load_(items_.size(), 0), count_(items_.size(), 0),
-        res_(items_.size(), 0), pairs_(items_.size()), pairs_valid_(items_.size(), 0),
-        order_(by_time{this}) {
+           const bin_rules& rules, std::span<const std::uint32_t> order = {},
+           std::span<const cost_t> order_cost = {}, std::span<const rank_t> order_bin = {})
+      : costs_(costs), rules_(rules),
+        plain_(!rules.has_counts() && !rules.has_resource() && !rules.has_speeds()),
+        bin_of_(bin_of.begin(), bin_of.end()), lists_(static_cast<std::size_t>(bins)),
+        load_(lists_.size(), 0), count_(lists_.size(), 0), res_(lists_.size(), 0),
+        pairs_(lists_.size()), pairs_valid_(lists_.size(), 0) {
     std::vector<std::uint32_t> own;
     if (order.size() != costs.size()) {
       own = order_desc(costs);
       order = own;
     }
-    for (const std::uint32_t i : order) {
-      const auto b = static_cast<std::size_t>(bin_of_[i]);
-      items_[b].push_back({costs_[i], i});
-      load_[b] += costs_[i];
-      res_[b] += rules_.res(i);
-      ++count_[b];
+    // One arena of per-bin lists (counted, then laid out with room to grow, then filled in
+    // `order`): one allocation instead of one growing vector per bin.
+    for (const rank_t b : bin_of_) {
+      ++count_[static_cast<std::size_t>(b)];
     }
-    for (rank_t b = 0; b < bins; ++b) {
-      order_.insert(b);
+    std::size_t offset = 0;
+    for (std::size_t b = 0; b < lists_.size(); ++b) {
+      const auto c = static_cast<std::size_t>(count_[b]);
+      lists_[b] = {offset, 0, c + slack(c)};
+      offset += lists_[b].cap;
     }
+    arena_.resize(offset);
+    if (order_cost.size() == order.size() && order_bin.size() == order.size()) {
+      for (std::size_t p = 0; p < order.size(); ++p) {
+        ORCH_ASSERT(order_bin[p] == bin_of_[order[p]] && order_cost[p] == costs_[order[p]]);
+        const auto b = static_cast<std::size_t>(order_bin[p]);
+        auto& l = lists_[b];
+        arena_[l.off + l.len++] = {order_cost[p], order[p]};
+        load_[b] += order_cost[p];
+      }
+    } else {
+      for (const std::uint32_t i : order) {
+        const auto b = static_cast<std::size_t>(bin_of_[i]);
+        auto& l = lists_[b];
+        arena_[l.off + l.len++] = {costs_[i], i};
+        load_[b] += costs_[i];
+      }
+    }
+    if (rules_.has_resource()) {
+      for (std::size_t i = 0; i < bin_of_.size(); ++i) {
+        res_[static_cast<std::size_t>(bin_of_[i])] += rules_.res(i);
+      }
+    }
+    std::vector<bin_order::entry> sorted(lists_.size());
+    for (std::size_t b = 0; b < sorted.size(); ++b) {
+      sorted[b] = {load_[b], static_cast<rank_t>(b)};
+    }
+    std::sort(sorted.begin(), sorted.end(), by_time{this});
+    order_.assign(sorted);
   }
 
   /// Improves until the critical bin's time is ≤ target_num / target_den, no step improves,
@@ -91,7 +125,7 @@ public:
         0, partners, partners > 0 ? std::max<rank_t>(1, partners / 2) : 0, partners};
     const int levels = repartition_items > 0 ? 3 : (pair_moves ? 2 : 1);
     while (!meter.exhausted()) {
-      const rank_t top = *order_.rbegin();
+      const rank_t top = order_.back();
       if (!time_less(target_num, target_den, load(top), rules_.speed(top))) {
         return true;
       }
@@ -99,21 +133,25 @@ public:
       // such bin cannot, another one at the same time may still move and open a way for it.
       bool improved = false;
       rank_t tried = 0;
-      for (auto crit = order_.rbegin(); crit != order_.rend(); ++crit) {
-        const rank_t m = *crit;
+      for (auto at = order_.last();;) {
+        const rank_t m = order_[at];
         if (m != top && (time_less(load(m), rules_.speed(m), load(top), rules_.speed(top)))) {
           break; // below the largest time: not critical
         }
         if (partners > 0 && ++tried > std::max<rank_t>(1, partners / 4)) {
           break; // wide instances: a few critical bins, not every tied one
         }
+        pos_m_ = at;
         improved =
             improve_bin(m, levels, pair_moves, partners_of_level, target_num, target_den, meter);
         if (improved) {
-          break; // order_ changed: crit is stale
+          break; // order_ changed: `at` is stale
         }
         if (meter.exhausted()) {
           return false;
+        }
+        if (!order_.prev(at)) {
+          break;
         }
       }
       if (!improved) {
@@ -125,10 +163,25 @@ public:
 
   [[nodiscard]] const std::vector<rank_t>& bin_of() const noexcept { return bin_of_; }
   [[nodiscard]] std::vector<rank_t> take_bin_of() { return std::move(bin_of_); }
+  [[nodiscard]] std::vector<cost_t> take_loads() { return std::move(load_); }
+
+  /// max(⌈Σ/k⌉, max cost) from the tracked loads and lists (what orch::lower_bound returns),
+  /// without another pass over the items. Call before take_loads().
+  [[nodiscard]] cost_t simple_bound() const {
+    cost_t total = 0;
+    cost_t largest = 0;
+    for (std::size_t b = 0; b < lists_.size(); ++b) {
+      total += load_[b];
+      if (lists_[b].len > 0) {
+        largest = std::max(largest, arena_[lists_[b].off].c);
+      }
+    }
+    return std::max(ceil_div(total, static_cast<cost_t>(lists_.size())), largest);
+  }
 
 private:
   /// One improving step out of critical bin m (partners least loaded first, levels in
-  /// order); false when none exists. Invalidates iterators into order_ when it succeeds.
+  /// order); false when none exists. Reorders order_ when it succeeds.
   bool improve_bin(rank_t m, int levels, bool pair_moves, const rank_t* partners_of_level,
                    cost_t target_num, cost_t target_den, work_meter& meter) {
     for (int level = 1; level <= levels; ++level) {
@@ -136,15 +189,23 @@ private:
         continue;
       }
       rank_t tried = 0;
-      for (auto it = order_.begin(); it != order_.end() && *it != m; ++it) {
-        const rank_t b = *it;
+      for (auto at = order_.first(); order_.valid(at) && order_[at] != m; order_.next(at)) {
+        const rank_t b = order_[at];
         if (!time_less(load(b), rules_.speed(b), load(m), rules_.speed(m))) {
           break; // b is as late as m: nothing can lower both below m's time
         }
         if (partners_of_level[level] > 0 && ++tried > partners_of_level[level]) {
           break;
         }
-        if (try_pair(m, b, level, target_num, target_den, meter)) {
+        // Levels 1 and 2 never look at the meter mid-way: their units are counted locally
+        // and charged once per partner (same total, same exhaustion point).
+        pos_b_ = at;
+        pending_ = 0;
+        const bool stepped = try_pair(m, b, level, target_num, target_den, meter);
+        if (pending_ > 0) {
+          meter.spend(pending_);
+        }
+        if (stepped) {
           return true;
         }
         if (meter.exhausted()) {
@@ -175,23 +236,23 @@ private:
     int n_in = 0;
   };
 
+  /// The order of bins by time (load / speed), ties by index, on entries that carry the
+  /// load, so comparisons read no other array (speeds only when they differ).
   struct by_time {
     const improver* self;
-    bool operator()(rank_t a, rank_t b) const noexcept {
-      const cost_t la = self->load(a);
-      const cost_t lb = self->load(b);
+    bool operator()(const bin_order::entry& x, const bin_order::entry& y) const noexcept {
       if (self->rules_.has_speeds()) {
-        const cost_t sa = self->rules_.speed(a);
-        const cost_t sb = self->rules_.speed(b);
-        if (time_less(la, sa, lb, sb)) {
+        const cost_t sx = self->rules_.speed(x.bin);
+        const cost_t sy = self->rules_.speed(y.bin);
+        if (time_less(x.load, sx, y.load, sy)) {
           return true;
         }
-        if (time_less(lb, sb, la, sa)) {
+        if (time_less(y.load, sy, x.load, sx)) {
           return false;
         }
-        return a < b;
+        return x.bin < y.bin;
       }
-      return la < lb || (la == lb && a < b);
+      return x.load < y.load || (x.load == y.load && x.bin < y.bin);
     }
   };
 
@@ -202,12 +263,12 @@ private:
   }
 
   /// Pairs of bin b's items by sum descending (cached until b changes).
-  const std::vector<pair_entry>& pairs(rank_t b, work_meter& meter) {
+  const std::vector<pair_entry>& pairs(rank_t b) {
     const auto bb = static_cast<std::size_t>(b);
     if (!pairs_valid_[bb]) {
       auto& p = pairs_[bb];
       p.clear();
-      const auto& list = items_[bb];
+      const auto list = items(b);
       for (std::size_t x = 0; x < list.size(); ++x) {
         for (std::size_t y = x + 1; y < list.size(); ++y) {
           p.push_back({list[x].c + list[y].c, list[x].id, list[y].id});
@@ -216,7 +277,7 @@ private:
       std::sort(p.begin(), p.end(), [](const pair_entry& u, const pair_entry& v) {
         return u.sum > v.sum || (u.sum == v.sum && (u.a < v.a || (u.a == v.a && u.b < v.b)));
       });
-      meter.spend(static_cast<std::int64_t>(p.size()) + 1);
+      pending_ += static_cast<std::int64_t>(p.size()) + 1;
       pairs_valid_[bb] = 1;
     }
     return pairs_[bb];
@@ -238,8 +299,8 @@ private:
   enum class verdict { invalid, valid, good };
 
   /// Evaluates one candidate: transfer d with the items in s; keeps it if valid and better.
-  verdict consider(probe& pr, cost_t d, const step& s, work_meter& meter) {
-    meter.spend();
+  verdict consider(probe& pr, cost_t d, const step& s) {
+    ++pending_;
     if (d < 1 || d > pr.dmax) {
       return verdict::invalid;
     }
@@ -285,19 +346,21 @@ private:
   }
 
   /// Position in a list sorted by cost descending of the first entry with cost ≤ v.
+  /// Branch-free halving (a select per step): which half holds it is a coin flip, and the
+  /// pair scans call this once per pair of M's items.
   template <class List, class Key>
   static std::size_t seek(const List& list, cost_t v, Key key) {
-    std::size_t lo = 0;
-    std::size_t hi = list.size();
-    while (lo < hi) {
-      const std::size_t mid = lo + (hi - lo) / 2;
-      if (key(list[mid]) > v) {
-        lo = mid + 1;
-      } else {
-        hi = mid;
-      }
+    std::size_t n = list.size();
+    if (n == 0) {
+      return 0;
     }
-    return lo;
+    std::size_t base = 0; // the answer lies in [base, base + n]
+    while (n > 1) {
+      const std::size_t half = n / 2;
+      base = key(list[base + half]) > v ? base + half : base;
+      n -= half;
+    }
+    return base + (key(list[base]) > v ? 1 : 0);
   }
 
   /// Candidates "out_sum out of M, one entry of `list` (sorted by cost descending) in": from
@@ -306,17 +369,16 @@ private:
   /// themselves go out and nothing comes in (transfer = the entry's cost). Returns true when a
   /// candidate reached the target window.
   template <class List, class Key, class Make>
-  bool scan(probe& pr, cost_t out_sum, bool moves, const List& list, Key key, Make make,
-            work_meter& meter) {
+  bool scan(probe& pr, cost_t out_sum, bool moves, const List& list, Key key, Make make) {
     const cost_t want = moves ? pr.ideal : out_sum - pr.ideal;
-    meter.spend();
-    return walk(pr, out_sum, moves, list, key, make, seek(list, want, key), meter);
+    ++pending_;
+    return walk(pr, out_sum, moves, list, key, make, seek(list, want, key));
   }
 
   /// The two walks of scan() from a known ideal position `pos`.
   template <class List, class Key, class Make>
   bool walk(probe& pr, cost_t out_sum, bool moves, const List& list, Key key, Make make,
-            std::size_t pos, work_meter& meter) {
+            std::size_t pos) {
     const auto transfer = [&](std::size_t p) {
       return moves ? key(list[p]) : out_sum - key(list[p]);
     };
@@ -325,7 +387,7 @@ private:
       if (moves ? d < 1 : d > pr.dmax) {
         break;
       }
-      const verdict v = consider(pr, d, make(list[p]), meter);
+      const verdict v = consider(pr, d, make(list[p]));
       if (v == verdict::good) {
         return true;
       }
@@ -338,7 +400,61 @@ private:
       if (moves ? d > pr.dmax : d < 1) {
         break;
       }
-      const verdict v = consider(pr, d, make(list[p]), meter);
+      const verdict v = consider(pr, d, make(list[p]));
+      if (v == verdict::good) {
+        return true;
+      }
+      if (v == verdict::valid) {
+        break;
+      }
+    }
+    return false;
+  }
+
+  /// walk() for 1–1 swaps of `ei` under plain rules (no limits, equal speeds), where
+  /// consider() reduces to the window test and the score max(L_M − d, L_b + d): the same
+  /// candidates, verdicts and work units, without building a step per candidate. Most of
+  /// the evaluations of a many-items search are these.
+  bool walk_swaps(probe& pr, const entry& ei, std::span<const entry> bi, std::size_t pos) {
+    const cost_t lm = load_[static_cast<std::size_t>(pr.m)];
+    const cost_t lb = load_[static_cast<std::size_t>(pr.b)];
+    const auto consider_swap = [&](cost_t d, std::uint32_t in) {
+      ++pending_;
+      if (d < 1 || d > pr.dmax) {
+        return verdict::invalid;
+      }
+      const bool good = d >= pr.good_lo && d <= pr.good_hi;
+      const cost_t score = good ? 0 : std::max(lm - d, lb + d);
+      if (!pr.found || good || score < pr.best_score) {
+        pr.found = true;
+        pr.best_score = score;
+        pr.best = step{};
+        pr.best.out[0] = ei.id;
+        pr.best.n_out = 1;
+        pr.best.in[0] = in;
+        pr.best.n_in = 1;
+      }
+      return good ? verdict::good : verdict::valid;
+    };
+    for (std::size_t p = pos; p < bi.size(); ++p) {
+      const cost_t d = ei.c - bi[p].c;
+      if (d > pr.dmax) {
+        break;
+      }
+      const verdict v = consider_swap(d, bi[p].id);
+      if (v == verdict::good) {
+        return true;
+      }
+      if (v == verdict::valid) {
+        break;
+      }
+    }
+    for (std::size_t p = pos; p-- > 0;) {
+      const cost_t d = ei.c - bi[p].c;
+      if (d < 1) {
+        break;
+      }
+      const verdict v = consider_swap(d, bi[p].id);
       if (v == verdict::good) {
         return true;
       }
@@ -390,8 +506,8 @@ private:
     if (pr.dmax < 1) {
       return false;
     }
-    const auto& mi = items_[static_cast<std::size_t>(m)];
-    const auto& bi = items_[static_cast<std::size_t>(b)];
+    const auto mi = items(m);
+    const auto bi = items(b);
     const auto single_key = [](const entry& e) { return e.c; };
     const auto pair_key = [](const pair_entry& e) { return e.sum; };
     const auto done = [&] {
@@ -411,7 +527,7 @@ private:
         s.n_out = 1;
         return s;
       };
-      if (scan(pr, 0, true, mi, single_key, make_move, meter)) {
+      if (scan(pr, 0, true, mi, single_key, make_move)) {
         return done();
       }
       // 1–1 swaps as one merge: down M's list c_i falls, so the ideal partner cost
@@ -434,14 +550,15 @@ private:
         while (pos < bi.size() && bi[pos].c > want) {
           ++pos;
         }
-        meter.spend();
-        if (walk(pr, ei.c, false, bi, single_key, make_swap, pos, meter)) {
+        ++pending_;
+        if (plain_ ? walk_swaps(pr, ei, bi, pos)
+                   : walk(pr, ei.c, false, bi, single_key, make_swap, pos)) {
           return done();
         }
       }
       return done();
     }
-    const auto& bp = pairs(b, meter);
+    const auto& bp = pairs(b);
     for (std::size_t x = 0; x < mi.size(); ++x) {
       const std::uint32_t i = mi[x].id;
       const auto make_one_two = [i](const pair_entry& e) {
@@ -452,7 +569,7 @@ private:
         s.n_in = 2;
         return s;
       };
-      if (scan(pr, mi[x].c, false, bp, pair_key, make_one_two, meter)) { // 1–2
+      if (scan(pr, mi[x].c, false, bp, pair_key, make_one_two)) { // 1–2
         return done();
       }
       for (std::size_t y = x + 1; y < mi.size(); ++y) {
@@ -461,7 +578,7 @@ private:
         step s;
         s.out = {i, i2};
         s.n_out = 2;
-        if (consider(pr, out, s, meter) == verdict::good) { // 2–0
+        if (consider(pr, out, s) == verdict::good) { // 2–0
           return done();
         }
         const auto make_two_one = [i, i2](const entry& ej) {
@@ -472,7 +589,7 @@ private:
           t.n_in = 1;
           return t;
         };
-        if (scan(pr, out, false, bi, single_key, make_two_one, meter)) { // 2–1
+        if (scan(pr, out, false, bi, single_key, make_two_one)) { // 2–1
           return done();
         }
         const auto make_two_two = [i, i2](const pair_entry& e) {
@@ -483,7 +600,7 @@ private:
           t.n_in = 2;
           return t;
         };
-        if (scan(pr, out, false, bp, pair_key, make_two_two, meter)) { // 2–2
+        if (scan(pr, out, false, bp, pair_key, make_two_two)) { // 2–2
           return done();
         }
       }
@@ -495,8 +612,8 @@ private:
   /// order, one work unit each). Covers every k-for-l swap between the two bins; only used
   /// when they hold at most repartition_items_ items together.
   bool repartition(probe& pr, work_meter& meter) {
-    const auto& mi = items_[static_cast<std::size_t>(pr.m)];
-    const auto& bi = items_[static_cast<std::size_t>(pr.b)];
+    const auto mi = items(pr.m);
+    const auto bi = items(pr.b);
     const std::size_t np = mi.size() + bi.size();
     if (np > static_cast<std::size_t>(repartition_items_) || np > 24) {
       return false;
@@ -571,8 +688,6 @@ private:
     if (!found) {
       return false;
     }
-    order_.erase(pr.m);
-    order_.erase(pr.b);
     for (std::size_t t = 0; t < np; ++t) {
       const bool was_m = (current >> t) & 1u;
       const bool to_m = (best_mask >> t) & 1u;
@@ -584,20 +699,52 @@ private:
     }
     pairs_valid_[m] = 0;
     pairs_valid_[b] = 0;
-    order_.insert(pr.m);
-    order_.insert(pr.b);
+    reorder();
     return true;
   }
 
+  /// The first of n entries from `first` that is not before e (std::lower_bound by `before`,
+  /// halving with a select per step instead of a branch).
+  [[nodiscard]] static entry* slot(entry* first, std::size_t n, const entry& e) noexcept {
+    if (n == 0) {
+      return first;
+    }
+    while (n > 1) {
+      const std::size_t half = n / 2;
+      first = before(first[half], e) ? first + half : first;
+      n -= half;
+    }
+    return before(*first, e) ? first + 1 : first;
+  }
+
   void remove_item(std::size_t b, std::uint32_t i) {
-    auto& list = items_[b];
-    list.erase(std::lower_bound(list.begin(), list.end(), entry{cost(i), i}, before));
+    auto& l = lists_[b];
+    entry* first = arena_.data() + l.off;
+    entry* last = first + l.len;
+    entry* at = slot(first, l.len, entry{cost(i), i});
+    std::copy(at + 1, last, at);
+    --l.len;
   }
 
   void insert_item(std::size_t b, std::uint32_t i) {
-    auto& list = items_[b];
+    auto& l = lists_[b];
+    if (l.len == l.cap) {
+      // Full: move the list to the end of the arena with room to grow (its old slot is
+      // abandoned; lists only grow by single moves, so this stays rare).
+      const std::size_t off = arena_.size();
+      const std::size_t cap = l.len + slack(l.len) + 1;
+      arena_.resize(arena_.size() + cap);
+      std::copy_n(arena_.data() + l.off, l.len, arena_.data() + off);
+      l.off = off;
+      l.cap = cap;
+    }
+    entry* first = arena_.data() + l.off;
+    entry* last = first + l.len;
     const entry e{cost(i), i};
-    list.insert(std::lower_bound(list.begin(), list.end(), e, before), e);
+    entry* at = slot(first, l.len, e);
+    std::copy_backward(at, last, last + 1);
+    *at = e;
+    ++l.len;
   }
 
   void move_item(std::uint32_t i, rank_t from, rank_t to) {
@@ -615,8 +762,6 @@ private:
   }
 
   void apply(const probe& pr, const step& s) {
-    order_.erase(pr.m);
-    order_.erase(pr.b);
     for (int t = 0; t < s.n_out; ++t) {
       move_item(s.out[static_cast<std::size_t>(t)], pr.m, pr.b);
     }
@@ -625,21 +770,51 @@ private:
     }
     pairs_valid_[static_cast<std::size_t>(pr.m)] = 0;
     pairs_valid_[static_cast<std::size_t>(pr.b)] = 0;
-    order_.insert(pr.m);
-    order_.insert(pr.b);
+    reorder();
+  }
+
+  /// Spare room per list of `len` items: moves in and out of a bin mostly balance.
+  [[nodiscard]] static std::size_t slack(std::size_t len) noexcept { return 2 + len / 4; }
+
+  /// Bin b's items, by cost descending, index ascending (valid until a list changes).
+  [[nodiscard]] std::span<const entry> items(rank_t b) const noexcept {
+    const auto& l = lists_[static_cast<std::size_t>(b)];
+    return {arena_.data() + l.off, l.len};
+  }
+
+  /// Restores order_ after the critical bin (at pos_m_) lost load to its partner (at the
+  /// earlier pos_b_): both leave and re-enter under their new loads.
+  void reorder() {
+    const rank_t m = order_[pos_m_];
+    const rank_t b = order_[pos_b_];
+    order_.erase(pos_m_); // the later one first: pos_b_ stays valid
+    order_.erase(pos_b_);
+    order_.insert({load(b), b}, by_time{this});
+    order_.insert({load(m), m}, by_time{this});
   }
 
   std::span<const cost_t> costs_;
   bin_rules rules_;
+  bool plain_; // no count or resource limits, equal speeds: consider() has a short form
   std::vector<rank_t> bin_of_;
-  std::vector<std::vector<entry>> items_; // per bin, by cost descending, index ascending
+  /// A bin's list: arena_[off, off + len) by cost descending, index ascending; cap slots.
+  struct list_slot {
+    std::size_t off;
+    std::size_t len;
+    std::size_t cap;
+  };
+  std::vector<list_slot> lists_;
+  std::vector<entry> arena_;
   std::vector<cost_t> load_;
   std::vector<index_t> count_;
   std::vector<cost_t> res_;
   std::vector<std::vector<pair_entry>> pairs_;
   std::vector<char> pairs_valid_;
-  std::set<rank_t, by_time> order_; // bins by time ascending, ties by index
-  std::vector<entry> pool_;         // scratch of repartition()
+  bin_order order_;          // bins by time ascending, ties by index
+  std::int64_t pending_ = 0; // work units of the current try_pair, charged by improve_bin
+  bin_order::cursor pos_m_;  // where the current critical bin sits in order_
+  bin_order::cursor pos_b_;  // where the current partner sits in order_
+  std::vector<entry> pool_;  // scratch of repartition()
   int repartition_items_ = 0;
 };
 
@@ -666,16 +841,20 @@ struct search_plan {
 };
 
 /// Local search under rules from a valid start; `bound` (cost units) and `tb` (time) are
-/// proven lower bounds: the search stops when the critical bin reaches tb.
-[[nodiscard]] inline partition_result improve(std::span<const cost_t> costs, rank_t bins,
-                                              std::span<const rank_t> start, const bin_rules& rules,
-                                              cost_t bound, time_bound tb, work_meter& meter,
-                                              const search_plan& plan, std::string algorithm,
-                                              std::span<const std::uint32_t> order = {}) {
+/// proven lower bounds: the search stops when the critical bin reaches tb. `order` (items by
+/// cost descending, index ascending; computed when empty) and, when `start` is LPT's
+/// assignment, its trace (`order_cost`, `order_bin`) only save work: the result is the same.
+[[nodiscard]] inline partition_result
+improve(std::span<const cost_t> costs, rank_t bins, std::span<const rank_t> start,
+        const bin_rules& rules, cost_t bound, time_bound tb, work_meter& meter,
+        const search_plan& plan, std::string algorithm, std::span<const std::uint32_t> order = {},
+        std::span<const cost_t> order_cost = {}, std::span<const rank_t> order_bin = {}) {
   const std::int64_t before = meter.used();
-  improver engine(costs, bins, start, rules, order);
+  improver engine(costs, bins, start, rules, order, order_cost, order_bin);
   engine.run(meter, tb.num, tb.den, plan.pair_moves, plan.partners, plan.repartition_items);
-  auto r = finish_result(costs, engine.take_bin_of(), bins, rules, bound, tb, std::move(algorithm));
+  const cost_t simple = engine.simple_bound();
+  auto r = finish_result_with_loads(engine.take_bin_of(), engine.take_loads(), simple, rules, bound,
+                                    tb, std::move(algorithm));
   r.work = meter.used() - before;
   return r;
 }

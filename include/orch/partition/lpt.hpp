@@ -75,11 +75,12 @@ public:
          node >= 1; node >>= 1) {
       const Key other = loser_[node];
       // Which side wins a level is a coin flip, so a branch would mispredict half the time.
-      // Written with a mask and an unconditional store: with std::min / std::max, GCC skips
-      // the store when `other` stays and branches on the comparison.
-      const Key take = Key{0} - static_cast<Key>(other < cand);
-      const Key winner = (other & take) | (cand & ~take);
-      loser_[node] = cand ^ other ^ winner;
+      // Two selects on one comparison and an unconditional store compile to conditional
+      // moves (g++ and clang): the chain from one level to the next is a compare and a
+      // cmov. With std::min / std::max, GCC skips the store when `other` stays and branches.
+      const bool other_wins = other < cand;
+      const Key winner = other_wins ? other : cand;
+      loser_[node] = other_wins ? cand : other;
       cand = winner;
     }
     winner_ = cand;
@@ -108,25 +109,43 @@ private:
   std::vector<Key> loser_; // per internal node 1..leaves-1 (index 0 unused)
 };
 
+/// LPT's visit, recorded for the stages after it: position p holds the p-th item by cost
+/// descending, index ascending, its cost and the bin LPT gave it. Reading these in order is
+/// sequential, where looking items up by index jumps around the cost and bin arrays.
+struct lpt_trace {
+  std::vector<std::uint32_t> order;
+  std::vector<cost_t> cost;
+  std::vector<rank_t> bin;
+};
+
 /// LPT over validated input (costs non-negative, Σ fits), with the total already known.
-/// When `order_out` is given it receives the items by cost descending, index ascending (the
-/// order LPT visited them in), for later stages that need it.
+/// When `trace` is given it receives LPT's visit (see lpt_trace).
 template <class Key>
 [[nodiscard]] partition_result lpt_with(std::span<const cost_t> costs, rank_t bins, cost_t total,
-                                        std::vector<std::uint32_t>* order_out) {
+                                        lpt_trace* trace) {
   std::vector<rank_t> bin_of(costs.size(), 0);
   bin_tree<Key> tree(bins);
   cost_t largest = -1;
-  if (order_out != nullptr) {
-    order_out->clear();
-    order_out->reserve(costs.size());
+  std::uint32_t* order_at = nullptr;
+  cost_t* cost_at = nullptr;
+  rank_t* bin_at = nullptr;
+  if (trace != nullptr) {
+    trace->order.resize(costs.size());
+    trace->cost.resize(costs.size());
+    trace->bin.resize(costs.size());
+    order_at = trace->order.data();
+    cost_at = trace->cost.data();
+    bin_at = trace->bin.data();
   }
   visit_desc(costs, [&](std::uint32_t item, cost_t cost) {
     largest = largest < 0 ? cost : largest;
-    bin_of[item] = tree.top_bin();
+    const rank_t b = tree.top_bin();
+    bin_of[item] = b;
     tree.add_to_top(cost);
-    if (order_out != nullptr) {
-      order_out->push_back(item);
+    if (order_at != nullptr) {
+      *order_at++ = item;
+      *cost_at++ = cost;
+      *bin_at++ = b;
     }
   });
   const cost_t bound = std::max(ceil_div(total, bins), std::max<cost_t>(largest, 0));
@@ -134,14 +153,13 @@ template <class Key>
 }
 
 /// LPT over validated input: 64-bit keys when Σ costs leaves room for the bin bits.
-[[nodiscard]] inline partition_result
-lpt_unchecked(std::span<const cost_t> costs, rank_t bins, cost_t total,
-              std::vector<std::uint32_t>* order_out = nullptr) {
+[[nodiscard]] inline partition_result lpt_unchecked(std::span<const cost_t> costs, rank_t bins,
+                                                    cost_t total, lpt_trace* trace = nullptr) {
   if (bin_tree<std::uint64_t>::fits(total, bins)) {
-    return lpt_with<std::uint64_t>(costs, bins, total, order_out);
+    return lpt_with<std::uint64_t>(costs, bins, total, trace);
   }
   __extension__ typedef unsigned __int128 wide_key;
-  return lpt_with<wide_key>(costs, bins, total, order_out);
+  return lpt_with<wide_key>(costs, bins, total, trace);
 }
 
 } // namespace detail

@@ -10,6 +10,8 @@
 #include <orch/types.hpp>
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -25,71 +27,134 @@ struct multifit_options {
 
 namespace detail {
 
-/// First fit over k bins of one capacity: a max-tree of residual capacities finds the lowest
-/// bin with room for an item in O(log k).
+/// First fit over k bins of one capacity: an 8-ary max-tree of residual capacities finds the
+/// lowest bin with room for an item in O(log8 k) levels.
+///
+/// Why 8-ary: descending the tree is a chain of dependent loads, one per level; eight
+/// children share one cache line and are compared together (branch-free), so 2,560 bins take
+/// 4 dependent steps instead of 12.
 class first_fit {
 public:
-  first_fit(rank_t bins, cost_t capacity) : bins_(static_cast<std::size_t>(bins)) {
-    while (leaves_ < bins_) {
-      leaves_ *= 2;
+  first_fit(rank_t bins, cost_t capacity) {
+    // Level widths from the leaves up: the bins rounded up to whole groups of eight, then
+    // one node per group below (rounded up again), until one group hangs under the root.
+    const auto round_up = [](std::size_t x) { return (x + fanout - 1) / fanout * fanout; };
+    std::array<std::size_t, max_levels> width{};
+    std::size_t levels = 0;
+    std::size_t w = round_up(static_cast<std::size_t>(bins));
+    width[levels++] = w;
+    while (w > fanout) {
+      w = round_up(w / fanout);
+      width[levels++] = w;
     }
-    room_.assign(2 * leaves_, -1); // padding leaves take nothing
-    for (std::size_t b = 0; b < bins_; ++b) {
-      room_[leaves_ + b] = capacity;
+    depth_ = static_cast<int>(levels);
+    // Top-down offsets: the root at 0, then each level below it.
+    offset_[0] = 0;
+    std::size_t total = 1;
+    for (std::size_t level = 1; level <= levels; ++level) {
+      offset_[level] = total;
+      total += width[levels - level];
     }
-    for (std::size_t node = leaves_ - 1; node >= 1; --node) {
-      room_[node] = std::max(room_[2 * node], room_[2 * node + 1]);
+    room_.assign(total, -1); // padding takes nothing and is never descended into
+    std::fill_n(room_.begin() + static_cast<std::ptrdiff_t>(leaf(0)),
+                static_cast<std::size_t>(bins), capacity);
+    for (std::size_t level = levels; level-- > 0;) {
+      // Nodes with children; the rest of the level is padding.
+      const std::size_t parents = width[levels - level - 1] / fanout;
+      for (std::size_t j = 0; j < parents; ++j) {
+        room_[offset_[level] + j] = max_of(&room_[offset_[level + 1] + j * fanout]);
+      }
     }
   }
 
   /// The lowest bin with room ≥ c, or −1.
   [[nodiscard]] rank_t find(cost_t c) const noexcept {
-    if (room_[1] < c) {
+    if (room_[0] < c) {
       return -1;
     }
-    std::size_t node = 1;
-    while (node < leaves_) {
-      // Left child if it has room, else right: an index computation, not a branch (which
-      // child wins is data-dependent and would mispredict).
-      node = 2 * node + static_cast<std::size_t>(room_[2 * node] < c);
+    std::size_t j = 0;
+    for (int level = 1; level <= depth_; ++level) {
+      const cost_t* child = &room_[offset_[static_cast<std::size_t>(level)] + j * fanout];
+      // Bit t: child t has room. Some child does (the parent's maximum is ≥ c), and the
+      // lowest one is the first fit.
+      unsigned fits = 0;
+      for (unsigned t = 0; t < fanout; ++t) {
+        fits |= static_cast<unsigned>(child[t] >= c) << t;
+      }
+      j = j * fanout + static_cast<std::size_t>(std::countr_zero(fits));
     }
-    return static_cast<rank_t>(node - leaves_);
+    return static_cast<rank_t>(j);
+  }
+
+  /// Whether bin b has room ≥ c.
+  [[nodiscard]] bool fits(rank_t b, cost_t c) const noexcept {
+    return room_[leaf(static_cast<std::size_t>(b))] >= c;
   }
 
   /// Takes c from bin b's room.
   void take(rank_t b, cost_t c) noexcept {
-    std::size_t node = leaves_ + static_cast<std::size_t>(b);
-    room_[node] -= c;
-    for (node /= 2; node >= 1; node /= 2) {
-      const cost_t l = room_[2 * node];
-      const cost_t r = room_[2 * node + 1];
-      const cost_t m = l > r ? l : r;
-      if (room_[node] == m) {
+    auto j = static_cast<std::size_t>(b);
+    room_[leaf(j)] -= c;
+    for (int level = depth_ - 1; level >= 0; --level) {
+      const std::size_t parent = j / fanout;
+      const cost_t m =
+          max_of(&room_[offset_[static_cast<std::size_t>(level) + 1] + parent * fanout]);
+      cost_t& slot = room_[offset_[static_cast<std::size_t>(level)] + parent];
+      if (slot == m) {
         break; // the maximum above does not change any more
       }
-      room_[node] = m;
+      slot = m;
+      j = parent;
     }
   }
 
 private:
-  std::size_t bins_;
-  std::size_t leaves_ = 1;
-  std::vector<cost_t> room_; // 1-based heap layout: node, children 2·node and 2·node + 1
+  static constexpr std::size_t fanout = 8;
+  static constexpr std::size_t max_levels = 24; // 8^23 bins: far beyond rank_t
+
+  [[nodiscard]] std::size_t leaf(std::size_t b) const noexcept {
+    return offset_[static_cast<std::size_t>(depth_)] + b;
+  }
+
+  /// Maximum of eight consecutive rooms, as a balanced tree (three dependent steps).
+  [[nodiscard]] static cost_t max_of(const cost_t* v) noexcept {
+    const cost_t a = std::max(v[0], v[1]);
+    const cost_t b = std::max(v[2], v[3]);
+    const cost_t c = std::max(v[4], v[5]);
+    const cost_t d = std::max(v[6], v[7]);
+    return std::max(std::max(a, b), std::max(c, d));
+  }
+
+  int depth_ = 1; // levels below the root; the last one holds leaves
+  std::array<std::size_t, max_levels + 1> offset_{}; // where each level starts (root: 0)
+  std::vector<cost_t> room_;                         // levels one after another, root first
 };
 
 /// First-fit-decreasing of the items (in `order`, cost descending) into k bins of
 /// `capacity`. Returns false when an item fits nowhere; `bin_of` is then partial.
+/// `order_cost`, when given, holds the costs in `order` (read sequentially instead).
 [[nodiscard]] inline bool ffd(std::span<const cost_t> costs, std::span<const std::uint32_t> order,
-                              rank_t bins, cost_t capacity, std::vector<rank_t>& bin_of) {
+                              rank_t bins, cost_t capacity, std::vector<rank_t>& bin_of,
+                              std::span<const cost_t> order_cost = {}) {
   bin_of.assign(costs.size(), 0);
   first_fit fit(bins, capacity);
-  for (const std::uint32_t i : order) {
-    const rank_t b = fit.find(costs[i]);
+  const bool sequential = order_cost.size() == order.size();
+  cost_t last_cost = -1;
+  rank_t last_bin = 0;
+  for (std::size_t p = 0; p < order.size(); ++p) {
+    const std::uint32_t i = order[p];
+    const cost_t c = sequential ? order_cost[p] : costs[i];
+    // An item as large as the previous one cannot fit before the previous one's bin (rooms
+    // only shrink), so that bin is its first fit when it has room: runs of equal costs,
+    // common in token-count costs, skip the tree walk.
+    const rank_t b = c == last_cost && fit.fits(last_bin, c) ? last_bin : fit.find(c);
     if (b < 0) {
       return false;
     }
-    fit.take(b, costs[i]);
+    fit.take(b, c);
     bin_of[i] = b;
+    last_cost = c;
+    last_bin = b;
   }
   return true;
 }

@@ -10,10 +10,29 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
 namespace orch::detail {
+
+/// Digits of visit_desc's radix sort: 11 bits, three of them cover a 32-bit key.
+inline constexpr int radix_digit_bits = 11;
+inline constexpr std::size_t radix_buckets = std::size_t{1} << radix_digit_bits;
+using radix_counts = std::array<std::array<std::uint32_t, radix_buckets>, 3>;
+
+/// Writes the packed keys ((hi − cost) << 32 | index) and counts the first `Passes` digits.
+template <int Passes>
+void fill_keys(std::span<const cost_t> costs, std::uint64_t hi, std::uint64_t* keys,
+               radix_counts& count) {
+  for (std::size_t i = 0; i < costs.size(); ++i) {
+    const std::uint64_t key = hi - static_cast<std::uint64_t>(costs[i]);
+    keys[i] = (key << 32) | i;
+    for (int p = 0; p < Passes; ++p) {
+      ++count[static_cast<std::size_t>(p)][(key >> (p * radix_digit_bits)) & (radix_buckets - 1)];
+    }
+  }
+}
 
 /// Calls `visit(index, cost)` for every item by cost descending, then index ascending (the
 /// total tie-break of every orch partitioner). Non-negative costs, fewer than 2^32 items
@@ -41,20 +60,27 @@ void visit_desc(std::span<const cost_t> costs, Visit&& visit) {
     return;
   }
   const auto hi = static_cast<std::uint64_t>(*hi_it);
-  constexpr int digit_bits = 11;
-  constexpr std::size_t buckets = std::size_t{1} << digit_bits;
   const auto bits = static_cast<int>(std::bit_width(range));
-  const int passes = (bits + digit_bits - 1) / digit_bits;
-  std::vector<std::uint64_t> a(n);
-  std::vector<std::uint64_t> b(passes > 0 ? n : 0);
-  // Three digits of 11 bits cover the 32-bit key; counted in one pass over the input.
-  std::array<std::array<std::uint32_t, buckets>, 3> count{};
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::uint64_t key = hi - static_cast<std::uint64_t>(costs[i]);
-    a[i] = (key << 32) | i;
-    for (int p = 0; p < passes; ++p) {
-      ++count[static_cast<std::size_t>(p)][(key >> (p * digit_bits)) & (buckets - 1)];
-    }
+  const int passes = (bits + radix_digit_bits - 1) / radix_digit_bits;
+  // Uninitialised buffers: every slot is written before it is read.
+  auto a = std::make_unique_for_overwrite<std::uint64_t[]>(n);
+  auto b = std::make_unique_for_overwrite<std::uint64_t[]>(passes > 0 ? n : 0);
+  // Three digits of 11 bits cover the 32-bit key; counted in one pass over the input, with
+  // the digit count a template argument so the counting loop is unrolled.
+  radix_counts count{};
+  switch (passes) {
+  case 0:
+    fill_keys<0>(costs, hi, a.get(), count);
+    break;
+  case 1:
+    fill_keys<1>(costs, hi, a.get(), count);
+    break;
+  case 2:
+    fill_keys<2>(costs, hi, a.get(), count);
+    break;
+  default:
+    fill_keys<3>(costs, hi, a.get(), count);
+    break;
   }
   for (int p = 0; p < passes; ++p) {
     auto& c = count[static_cast<std::size_t>(p)];
@@ -64,13 +90,15 @@ void visit_desc(std::span<const cost_t> costs, Visit&& visit) {
       x = sum;
       sum += here;
     }
-    const int shift = 32 + p * digit_bits;
-    for (const std::uint64_t e : a) {
-      b[c[(e >> shift) & (buckets - 1)]++] = e;
+    const int shift = 32 + p * radix_digit_bits;
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint64_t e = a[i];
+      b[c[(e >> shift) & (radix_buckets - 1)]++] = e;
     }
     a.swap(b);
   }
-  for (const std::uint64_t e : a) {
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint64_t e = a[i];
     visit(static_cast<std::uint32_t>(e), static_cast<cost_t>(hi - (e >> 32)));
   }
 }

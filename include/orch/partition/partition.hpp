@@ -84,15 +84,17 @@ struct incumbent {
 };
 
 /// Few items per bin (or "exact"): best of LPT, KK and MULTIFIT, local search from each,
-/// then the exact search with what is left of the budget.
+/// then the exact search with what is left of the budget. `trace`: LPT's visit (its order
+/// and costs are the order and the sorted costs every stage here starts from).
 [[nodiscard]] inline partition_result few_items_chain(std::span<const cost_t> costs, rank_t bins,
                                                       cost_t total, work_meter& meter,
                                                       std::size_t exact_limit,
-                                                      const partition_result& lpt_start) {
+                                                      const partition_result& lpt_start,
+                                                      const lpt_trace& trace) {
   // The exact stage runs when n ≤ exact_limit (its nodes cost O(n) each).
   const bool exact_stage = costs.size() <= exact_limit;
-  const auto order = order_desc(costs);
-  const auto sorted = sorted_desc(costs);
+  const std::vector<std::uint32_t>& order = trace.order;
+  const std::vector<cost_t>& sorted = trace.cost;
   const cost_t bound = pcmax_bound_sorted(sorted, bins, total);
   const std::int64_t budget = meter.left();
   search_plan plan;
@@ -170,8 +172,11 @@ struct incumbent {
     o.work_budget = options.work_budget;
     return subset_sum_partition(costs, bins, o);
   }
-  std::vector<std::uint32_t> order;
-  auto start = lpt_unchecked(costs, bins, total, &order);
+  // The later stages start from LPT's visit (order, sorted costs, start bins); plain LPT
+  // does not need it recorded.
+  lpt_trace trace;
+  auto start = lpt_unchecked(costs, bins, total, algo == "lpt" ? nullptr : &trace);
+  const std::vector<std::uint32_t>& order = trace.order;
   if (algo == "lpt") {
     return start;
   }
@@ -184,7 +189,7 @@ struct incumbent {
       return start;
     }
     // Asked for explicitly: the exact stage runs at any size.
-    auto r = few_items_chain(costs, bins, total, meter, SIZE_MAX, start);
+    auto r = few_items_chain(costs, bins, total, meter, SIZE_MAX, start, trace);
     r.algorithm = "exact(" + r.algorithm + ")";
     return r;
   }
@@ -206,19 +211,19 @@ struct incumbent {
       return start;
     }
     auto r = improve(costs, bins, start.bin_of, bin_rules{}, start.lower_bound, {stop, 1}, meter,
-                     plan, "lpt+ls", order);
+                     plan, "lpt+ls", order, trace.cost, trace.bin);
     // Short of the target: first-fit-decreasing into bins of exactly the target often packs
     // many small items perfectly where moves stall (one O(n log k) pass, charged n units).
     std::vector<rank_t> packed;
     if (r.max_load > stop && meter.spend(static_cast<std::int64_t>(n)) &&
-        ffd(costs, order, bins, stop, packed)) {
+        ffd(costs, order, bins, stop, packed, trace.cost)) {
       auto f = make_result(costs, std::move(packed), bins, "lpt+ls+ffd");
       f.work = meter.used();
       return f;
     }
     return r;
   }
-  return few_items_chain(costs, bins, total, meter, exact_max_items, start);
+  return few_items_chain(costs, bins, total, meter, exact_max_items, start, trace);
 }
 
 /// With constraints or speeds: a greedy that honours them, then local search under them.

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: Apache-2.0
+/// Bins kept sorted while their keys change: the local search's view of the bins by time.
+#pragma once
+
+#include <orch/config.hpp>
+#include <orch/types.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <span>
+#include <utility>
+#include <vector>
+
+namespace orch::detail {
+
+/// Every bin once with its load, sorted by a strict total order on (load, bin) that the
+/// caller passes on each change, stored as a list of short sorted blocks. The loads are
+/// stored beside the bins so that a comparison reads no other array.
+///
+/// Why blocks: local search reads partners from the front and critical bins from the back,
+/// and each step moves two bins towards the middle. In one flat array every step shifts
+/// about k entries (two memmoves of k/2); in blocks of ~64 a move shifts one block, and a
+/// tree would chase pointers on every read.
+/// Complexity: erase and insert O(log k + block), iteration O(1) per bin.
+class bin_order {
+public:
+  /// A bin and its load when it was inserted.
+  struct entry {
+    cost_t load;
+    rank_t bin;
+  };
+
+  /// A position: block and index within it. Valid until the next erase or insert.
+  struct cursor {
+    std::size_t block = 0;
+    std::size_t at = 0;
+  };
+
+  /// `sorted`: every bin with its load, already in order.
+  void assign(std::span<const entry> sorted) {
+    blocks_.clear();
+    for (std::size_t first = 0; first < sorted.size(); first += block_size) {
+      const std::size_t last = std::min(sorted.size(), first + block_size);
+      blocks_.emplace_back(sorted.begin() + static_cast<std::ptrdiff_t>(first),
+                           sorted.begin() + static_cast<std::ptrdiff_t>(last));
+    }
+    if (blocks_.empty()) {
+      blocks_.emplace_back();
+    }
+  }
+
+  [[nodiscard]] cursor first() const noexcept { return {}; }
+  [[nodiscard]] cursor last() const noexcept {
+    return {blocks_.size() - 1, blocks_.back().size() - 1};
+  }
+  [[nodiscard]] bool valid(const cursor& c) const noexcept {
+    return c.block < blocks_.size() && c.at < blocks_[c.block].size();
+  }
+  [[nodiscard]] rank_t operator[](const cursor& c) const noexcept {
+    return blocks_[c.block][c.at].bin;
+  }
+  [[nodiscard]] rank_t back() const noexcept { return blocks_.back().back().bin; }
+
+  /// Steps to the next bin (invalid past the end).
+  void next(cursor& c) const noexcept {
+    if (++c.at == blocks_[c.block].size()) {
+      ++c.block;
+      c.at = 0;
+    }
+  }
+
+  /// Steps to the previous bin; false at the first one.
+  bool prev(cursor& c) const noexcept {
+    if (c.at > 0) {
+      --c.at;
+      return true;
+    }
+    if (c.block == 0) {
+      return false;
+    }
+    --c.block;
+    c.at = blocks_[c.block].size() - 1;
+    return true;
+  }
+
+  /// Removes the bin at c. A later cursor in the same block moves down by one; cursors in
+  /// earlier blocks and earlier in the same block stay valid.
+  void erase(const cursor& c) {
+    auto& blk = blocks_[c.block];
+    blk.erase(blk.begin() + static_cast<std::ptrdiff_t>(c.at));
+    if (blk.empty() && blocks_.size() > 1) {
+      blocks_.erase(blocks_.begin() + static_cast<std::ptrdiff_t>(c.block));
+    }
+  }
+
+  /// Inserts `e` where `less` (a strict total order on entries) puts it.
+  template <class Less>
+  void insert(const entry& e, Less less) {
+    // The first block whose last entry comes after e (else the last block) receives it.
+    std::size_t lo = 0;
+    std::size_t hi = blocks_.size() - 1;
+    while (lo < hi) {
+      const std::size_t mid = lo + (hi - lo) / 2;
+      if (less(e, blocks_[mid].back())) {
+        hi = mid;
+      } else {
+        lo = mid + 1;
+      }
+    }
+    auto& blk = blocks_[lo];
+    // Upper bound without branches on the data: halve the range with a select each step.
+    std::size_t pos = 0;
+    if (!blk.empty()) {
+      std::size_t n = blk.size();
+      const entry* base = blk.data();
+      while (n > 1) {
+        const std::size_t half = n / 2;
+        base = less(e, base[half]) ? base : base + half;
+        n -= half;
+      }
+      pos = static_cast<std::size_t>(base - blk.data()) + (less(e, *base) ? 0 : 1);
+    }
+    blk.insert(blk.begin() + static_cast<std::ptrdiff_t>(pos), e);
+    if (blk.size() >= 2 * block_size) {
+      // Split in halves so blocks stay short.
+      std::vector<entry> upper(blk.begin() + static_cast<std::ptrdiff_t>(block_size), blk.end());
+      blk.resize(block_size);
+      blocks_.insert(blocks_.begin() + static_cast<std::ptrdiff_t>(lo) + 1, std::move(upper));
+    }
+  }
+
+private:
+  static constexpr std::size_t block_size = 64;
+  std::vector<std::vector<entry>> blocks_; // each sorted; their concatenation is the order
+};
+
+} // namespace orch::detail
