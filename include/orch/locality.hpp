@@ -44,6 +44,25 @@ struct traffic {
   friend bool operator==(const traffic&, const traffic&) = default;
 };
 
+namespace detail {
+
+/// measure_traffic for assignments the library made itself (ranks valid, Σ bytes checked).
+[[nodiscard]] inline traffic traffic_of(std::span<const rank_t> from_rank,
+                                        std::span<const rank_t> to_rank,
+                                        std::span<const bytes_t> item_bytes, const topology& topo) {
+  const auto node = topo.node_of_ranks();
+  traffic t;
+  for (std::size_t i = 0; i < from_rank.size(); ++i) {
+    const auto s = static_cast<std::size_t>(from_rank[i]);
+    const auto d = static_cast<std::size_t>(to_rank[i]);
+    auto& cls = s == d ? t.self : node[s] == node[d] ? t.intra_node : t.inter_node;
+    cls += item_bytes[i];
+  }
+  return t;
+}
+
+} // namespace detail
+
 /// Traffic of `plan` under `topo`. Complexity: O(communicating pairs).
 /// Throws: orch::invalid_argument (the topology has another number of ranks).
 [[nodiscard]] inline traffic measure_traffic(const exchange_plan& plan, const topology& topo) {
@@ -321,27 +340,26 @@ locality_balance(std::span<const cost_t> costs, std::span<const rank_t> current_
   // cover of their excess, then local search inside each node). Either may finish with
   // settle() (local search across all ranks). The feasible one with fewer inter-node bytes,
   // then fewer moved bytes, wins.
-  auto local = detail::keep_local(costs, current_rank, item_bytes, topo, out.target,
-                                  detail::keep_mode::most_bytes);
-  auto local_loads = bin_loads(costs, local, k);
-  if (*std::max_element(local_loads.begin(), local_loads.end()) > out.target) {
-    local = detail::keep_local(costs, current_rank, item_bytes, topo, out.target,
-                               detail::keep_mode::largest_first);
-    local_loads = bin_loads(costs, local, k);
+  detail::keep_local_planner planner(costs, current_rank, item_bytes, topo, out.target);
+  auto kept = planner.finish(detail::keep_mode::most_bytes);
+  if (kept.max_load > out.target) {
+    kept = planner.finish(detail::keep_mode::largest_first);
   }
-  bool local_ok = *std::max_element(local_loads.begin(), local_loads.end()) <= out.target;
+  auto local = std::move(kept.rank_of);
+  auto local_loads = std::move(kept.loads);
+  bool local_ok = kept.max_load <= out.target;
   std::string local_method = "keep_local";
   if (!local_ok) {
     if (auto settled = detail::settle(costs, k, local, out.target); !settled.empty()) {
       local = std::move(settled);
-      local_loads = bin_loads(costs, local, k);
+      local_loads = detail::loads_of(costs, local, k);
       local_ok = true;
       local_method = "keep_local+settle";
     }
   }
   traffic local_traffic;
   if (local_ok) {
-    local_traffic = measure_traffic(current_rank, local, item_bytes, topo);
+    local_traffic = detail::traffic_of(current_rank, local, item_bytes, topo);
   }
   const auto moved_bytes = [](const traffic& t) { return t.intra_node + t.inter_node; };
   // node_first is for targets keep_local cannot meet by itself: where keep_local succeeds it
@@ -349,12 +367,12 @@ locality_balance(std::span<const cost_t> costs, std::span<const rank_t> current_
   if (!local_ok || local_method != "keep_local") {
     auto first = detail::node_first(costs, current_rank, item_bytes, topo, out.target);
     if (!first.rank_of.empty()) {
-      const traffic t = measure_traffic(current_rank, first.rank_of, item_bytes, topo);
+      const traffic t = detail::traffic_of(current_rank, first.rank_of, item_bytes, topo);
       if (!local_ok || t.inter_node < local_traffic.inter_node ||
           (t.inter_node == local_traffic.inter_node &&
            moved_bytes(t) < moved_bytes(local_traffic))) {
         local = std::move(first.rank_of);
-        local_loads = bin_loads(costs, local, k);
+        local_loads = detail::loads_of(costs, local, k);
         local_traffic = t;
         local_ok = true;
         local_method = first.settled ? "node_first+settle" : "node_first";
@@ -385,7 +403,7 @@ locality_balance(std::span<const cost_t> costs, std::span<const rank_t> current_
       out.method = local_method;
     } else {
       out.rank_of = mapped.rank_of_items(reference_bin_of);
-      out.loads = bin_loads(costs, out.rank_of, k);
+      out.loads = detail::loads_of(costs, out.rank_of, k);
       out.moved = mapped_traffic;
       out.method = "rearranged_reference";
     }

@@ -131,11 +131,14 @@ inline std::vector<rank_t> balance_phase(phase_result& ph, std::span<const rank_
   if (options.strategy == strategy::orch) {
     const auto slack = static_cast<cost_t>(int128{bound} * options.locality.slack_ppm / 1'000'000);
     const cost_t target = checked_add(bound, slack, "orchestrate: target");
+    // The planner places every node once for both ways a rank chooses what to keep.
+    keep_local_planner planner(ph.costs, current, stay, topo, target);
     for (const keep_mode mode : {keep_mode::most_bytes, keep_mode::largest_first}) {
-      rank_of = keep_local(ph.costs, current, stay, topo, target, mode);
-      ph.loads = bin_loads(ph.costs, rank_of, ranks);
-      placed = *std::max_element(ph.loads.begin(), ph.loads.end()) <= target;
-      if (placed) {
+      auto kept = planner.finish(mode);
+      if (kept.max_load <= target) {
+        rank_of = std::move(kept.rank_of);
+        ph.loads = std::move(kept.loads);
+        placed = true;
         break;
       }
     }

@@ -4,6 +4,7 @@
 #include "plan_support.hpp"
 
 #include <orch/cost.hpp>
+#include <orch/detail/checked.hpp>
 #include <orch/locality.hpp>
 #include <orch/partition/lpt.hpp>
 #include <orch/partition/partition.hpp>
@@ -135,6 +136,49 @@ std::int64_t dense_min_cost(const std::vector<std::vector<std::int64_t>>& a) {
   std::int64_t total = 0;
   for (std::size_t j = 1; j <= n; ++j) {
     total += a[p[j] - 1][j - 1];
+  }
+  return total;
+}
+
+/// The inter-node bound computed the plain way: per node over its capacity, all its items of
+/// positive cost sorted cheapest bytes per cost first (ties: larger cost, then lower index),
+/// taken whole while they fit the excess, the last one fractionally (rounded up).
+bytes_t shed_bound_by_sort(const std::vector<cost_t>& costs, const std::vector<rank_t>& current,
+                           const std::vector<bytes_t>& bytes, const orch::topology& topo,
+                           cost_t target) {
+  using wide = orch::detail::int128;
+  bytes_t total = 0;
+  for (rank_t nd = 0; nd < topo.nodes(); ++nd) {
+    std::vector<std::size_t> items;
+    wide need = -wide{topo.ranks_per_node(nd)} * target;
+    for (std::size_t i = 0; i < costs.size(); ++i) {
+      if (topo.node_of(current[i]) == nd) {
+        need += costs[i];
+        if (costs[i] > 0) {
+          items.push_back(i);
+        }
+      }
+    }
+    std::sort(items.begin(), items.end(), [&](std::size_t a, std::size_t b) {
+      const wide lhs = wide{bytes[a]} * costs[b];
+      const wide rhs = wide{bytes[b]} * costs[a];
+      if (lhs != rhs) {
+        return lhs < rhs;
+      }
+      return costs[a] != costs[b] ? costs[a] > costs[b] : a < b;
+    });
+    for (const std::size_t i : items) {
+      if (need <= 0) {
+        break;
+      }
+      if (costs[i] <= need) {
+        total += bytes[i];
+        need -= costs[i];
+      } else {
+        total += static_cast<bytes_t>((wide{bytes[i]} * need + costs[i] - 1) / costs[i]);
+        need = 0;
+      }
+    }
   }
   return total;
 }
@@ -282,6 +326,103 @@ TEST_CASE("locality: the inter-node lower bound holds against brute force") {
   CHECK(checked == 120);
 }
 
+TEST_CASE("locality: the inter-node lower bound equals the knapsack over fully sorted items") {
+  // The bound selects only the cheapest items of each node (a histogram of bytes per cost,
+  // then a heap); this checks it against a full sort on ties, wide ratio ranges and values
+  // beyond 2^53, where doubles no longer order ratios exactly.
+  for (std::uint64_t seed = 1; seed <= 300; ++seed) {
+    std::mt19937_64 rng(seed);
+    CAPTURE(seed);
+    const auto size = static_cast<rank_t>(orch::test::uniform_int(rng, 1, 12));
+    const auto nodes = static_cast<rank_t>(orch::test::uniform_int(rng, 1, 10));
+    const auto topo = orch::test::make_topology(rng, size * nodes, size, seed % 4 == 0);
+    const rank_t k = topo.ranks();
+    const auto n = static_cast<std::size_t>(orch::test::uniform_int(rng, 0, 30 * k));
+    const int kind = static_cast<int>(seed % 5);
+    // Large values keep Σ below 2^62 so that every sum fits.
+    const std::int64_t big = (std::int64_t{1} << 62) / static_cast<std::int64_t>(n + 1);
+    std::vector<cost_t> costs(n);
+    std::vector<bytes_t> bytes(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      switch (kind) {
+      case 0: // many ties, zero costs and bytes
+        costs[i] = orch::test::uniform_int(rng, 0, 4);
+        bytes[i] = orch::test::uniform_int(rng, 0, 4);
+        break;
+      case 1: // ratios over many octaves
+        costs[i] = orch::test::uniform_int(rng, 1, 1'000'000);
+        bytes[i] = orch::test::uniform_int(rng, 0, 1) == 0
+                       ? orch::test::uniform_int(rng, 0, 3)
+                       : orch::test::uniform_int(rng, 1, 1 << 30);
+        break;
+      case 2: // values beyond 2^53
+        costs[i] = orch::test::uniform_int(rng, big / 2, big);
+        bytes[i] = orch::test::uniform_int(rng, big / 2, big);
+        break;
+      case 3: // equal ratios with different costs
+        costs[i] = orch::test::uniform_int(rng, 1, 50);
+        bytes[i] = 3 * costs[i];
+        break;
+      default:
+        costs[i] = orch::test::uniform_int(rng, 1, 5000);
+        bytes[i] = orch::test::uniform_int(rng, 0, 100'000);
+        break;
+      }
+    }
+    const auto current = orch::test::random_ranks(
+        rng, n, k, static_cast<rank_t>(orch::test::uniform_int(rng, 1, k)));
+    const cost_t lb = orch::lower_bound(costs, k);
+    for (const cost_t target : {lb, lb + lb / 100, lb / 2, cost_t{0}}) {
+      CAPTURE(target);
+      CHECK(orch::inter_node_lower_bound(costs, current, bytes, topo, target) ==
+            shed_bound_by_sort(costs, current, bytes, topo, target));
+    }
+  }
+}
+
+TEST_CASE("locality: wide nodes (best fit over many ranks) keep balance and items") {
+  // Nodes of more than 32 ranks place their leftovers through the ordered best-fit set
+  // instead of a scan; the guarantees are the same.
+  for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+    std::mt19937_64 rng(seed);
+    CAPTURE(seed);
+    const auto size = static_cast<rank_t>(orch::test::uniform_int(rng, 33, 48));
+    const auto nodes = static_cast<rank_t>(orch::test::uniform_int(rng, 1, 3));
+    const auto topo = orch::test::make_topology(rng, size * nodes, size, seed % 2 == 0);
+    const rank_t k = topo.ranks();
+    const std::size_t per = 8;
+    const auto n = per * static_cast<std::size_t>(k);
+    const auto lengths = orch::test::lognormal_lengths(seed, n, 6.0, 1.0, 20000);
+    std::vector<cost_t> costs(lengths.begin(), lengths.end());
+    std::vector<bytes_t> bytes(n);
+    std::vector<rank_t> current(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      bytes[i] = 1 + lengths[i] % 89;
+      current[i] = static_cast<rank_t>(i / per);
+    }
+    const auto ref = orch::lpt(costs, k);
+    const auto res = orch::locality_balance(costs, current, bytes, topo, ref.bin_of);
+    CHECK(res.max_load <= res.target);
+    CHECK(res.loads == orch::bin_loads(costs, res.rank_of, k));
+    CHECK(res.moved == orch::measure_traffic(current, res.rank_of, bytes, topo));
+    CHECK(res.moved.inter_node >= res.inter_node_lower_bound);
+    CHECK(res.moved.inter_node <=
+          orch::rearrange_bins(ref.bin_of, current, bytes, topo).moves().inter_node);
+    if (res.method == "keep_local" || res.method == "node_first") {
+      const auto before = orch::bin_loads(costs, current, k);
+      for (std::size_t i = 0; i < n; ++i) {
+        bool over = false;
+        for (const rank_t r : topo.ranks_on(topo.node_of(current[i]))) {
+          over = over || before[static_cast<std::size_t>(r)] > res.target;
+        }
+        if (!over) {
+          CHECK(topo.node_of(res.rank_of[i]) == topo.node_of(current[i]));
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("locality: locality_balance keeps balance, keeps items, beats rearrangement") {
   int keep_local_wins = 0;
   for (std::uint64_t seed = 1; seed <= 40; ++seed) {
@@ -411,6 +552,23 @@ TEST_CASE("locality: bad input names the item or rank") {
                   orch::invalid_argument);
   CHECK_THROWS_AS(static_cast<void>(orch::inter_node_lower_bound(costs, cur, bytes, topo, -1)),
                   orch::invalid_argument);
+  // Item arrays are checked before costs: item 2's size is named, not item 0's cost.
+  CHECK_THROWS_WITH_AS(
+      static_cast<void>(orch::inter_node_lower_bound(std::vector<cost_t>{-1, 2, 3}, cur,
+                                                     std::vector<bytes_t>{1, 2, -3}, topo, 5)),
+      doctest::Contains("item 2 has negative size"), orch::invalid_argument);
+  CHECK_THROWS_WITH_AS(
+      static_cast<void>(orch::inter_node_lower_bound(std::vector<cost_t>{1, 2, 3},
+                                                     std::vector<rank_t>{0, 4, 1}, bytes, topo, 5)),
+      doctest::Contains("item 1 is on rank 4"), orch::invalid_argument);
+  const cost_t huge = std::numeric_limits<cost_t>::max() / 2 + 1;
+  CHECK_THROWS_AS(static_cast<void>(orch::inter_node_lower_bound(std::vector<cost_t>{huge, huge, 0},
+                                                                 cur, bytes, topo, 5)),
+                  orch::overflow);
+  CHECK_THROWS_AS(
+      static_cast<void>(orch::locality_balance(costs, cur, std::vector<bytes_t>{huge, huge, 0},
+                                               topo, std::vector<rank_t>{0, 1, 2})),
+      orch::overflow);
   CHECK_THROWS_AS(
       static_cast<void>(orch::measure_traffic(cur, std::vector<rank_t>{0, 1, 5}, bytes, topo)),
       orch::invalid_argument);

@@ -10,6 +10,8 @@
 #include <orch/types.hpp>
 
 #include <cstddef>
+#include <cstdint>
+#include <limits>
 #include <span>
 #include <utility>
 #include <vector>
@@ -36,9 +38,41 @@ inline void check_item_arrays(std::span<const rank_t> current_rank,
 }
 
 /// check_item_arrays plus costs of the same length, non-negative, with a representable sum.
+/// One branch-free pass decides whether everything is valid; only invalid input takes the
+/// item-by-item checks, which find and name the first problem.
 inline void check_balance_input(std::span<const cost_t> costs, std::span<const rank_t> current_rank,
                                 std::span<const bytes_t> item_bytes, const topology& topo,
                                 const char* where) {
+  constexpr std::size_t max_fast = std::size_t{1} << 31; // the split sums below cannot wrap
+  if (costs.size() == current_rank.size() && item_bytes.size() == current_rank.size() &&
+      costs.size() < max_fast) {
+    const rank_t ranks = topo.ranks();
+    unsigned bad = 0;
+    // Sums split into 32-bit halves: each half-sum of fewer than 2^31 values fits 64 bits, and
+    // the loop has no carries or branches (it vectorises).
+    std::uint64_t cost_high = 0;
+    std::uint64_t cost_low = 0;
+    std::uint64_t bytes_high = 0;
+    std::uint64_t bytes_low = 0;
+    constexpr std::uint64_t low_mask = 0xFFFF'FFFFU;
+    for (std::size_t i = 0; i < costs.size(); ++i) {
+      bad |= static_cast<unsigned>(current_rank[i] < 0) |
+             static_cast<unsigned>(current_rank[i] >= ranks) |
+             static_cast<unsigned>(item_bytes[i] < 0) | static_cast<unsigned>(costs[i] < 0);
+      const auto c = static_cast<std::uint64_t>(costs[i]);
+      const auto b = static_cast<std::uint64_t>(item_bytes[i]);
+      cost_high += c >> 32;
+      cost_low += c & low_mask;
+      bytes_high += b >> 32;
+      bytes_low += b & low_mask;
+    }
+    constexpr int128 limit = std::numeric_limits<std::int64_t>::max();
+    const int128 total_cost = (int128{cost_high} << 32) + cost_low;
+    const int128 total_bytes = (int128{bytes_high} << 32) + bytes_low;
+    if (bad == 0 && total_cost <= limit && total_bytes <= limit) {
+      return;
+    }
+  }
   check_item_arrays(current_rank, item_bytes, topo, where);
   if (costs.size() != current_rank.size()) {
     throw_invalid_argument(where, ": ", costs.size(), " costs but ", current_rank.size(),
@@ -64,6 +98,16 @@ inline void check_balance_input(std::span<const cost_t> costs, std::span<const r
     total = checked_add(total, b, where);
   }
   return total;
+}
+
+/// bin_loads for assignments the library made itself (bins valid, Σ costs checked).
+[[nodiscard]] inline std::vector<cost_t> loads_of(std::span<const cost_t> costs,
+                                                  std::span<const rank_t> rank_of, rank_t ranks) {
+  std::vector<cost_t> loads(static_cast<std::size_t>(ranks), 0);
+  for (std::size_t i = 0; i < costs.size(); ++i) {
+    loads[static_cast<std::size_t>(rank_of[i])] += costs[i];
+  }
+  return loads;
 }
 
 /// Items grouped by a key in [0, keys): order[first[k]..first[k+1]) lists, in increasing
