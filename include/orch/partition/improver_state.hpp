@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: Apache-2.0
+/// The local search's state: every bin's items in one arena, loads, limits and bins by time.
+#pragma once
+
+#include <orch/config.hpp>
+#include <orch/detail/checked.hpp>
+#include <orch/partition/bin_order.hpp>
+#include <orch/partition/constraints.hpp>
+#include <orch/partition/order.hpp>
+#include <orch/types.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <utility>
+#include <vector>
+
+namespace orch::detail {
+
+/// What detail::improver works on: each bin's items by cost descending (kept sorted in one
+/// arena as items move), loads, item counts and resource sums, cached pairs of items per bin,
+/// and the bins ordered by time. Moving items keeps all of them consistent; the candidate
+/// steps (improver_steps) and the search (improver) are built on top.
+class improver_state {
+public:
+  /// `order`: every item by cost descending, index ascending (computed when empty); the
+  /// per-bin lists are filled in that order and so come out sorted without a sort per bin.
+  /// `order_cost` and `order_bin`, when given, hold each item's cost and start bin in that
+  /// order (LPT's trace), so the fill reads sequentially instead of by item index.
+  improver_state(std::span<const cost_t> costs, rank_t bins, std::span<const rank_t> bin_of,
+                 const bin_rules& rules, std::span<const std::uint32_t> order = {},
+                 std::span<const cost_t> order_cost = {}, std::span<const rank_t> order_bin = {})
+      : costs_(costs), rules_(rules),
+        plain_(!rules.has_counts() && !rules.has_resource() && !rules.has_speeds()),
+        bin_of_(bin_of.begin(), bin_of.end()), lists_(static_cast<std::size_t>(bins)),
+        load_(lists_.size(), 0), count_(lists_.size(), 0), res_(lists_.size(), 0),
+        pairs_(lists_.size()), pairs_valid_(lists_.size(), 0) {
+    std::vector<std::uint32_t> own;
+    if (order.size() != costs.size()) {
+      own = order_desc(costs);
+      order = own;
+    }
+    // One arena of per-bin lists (counted, then laid out with room to grow, then filled in
+    // `order`): one allocation instead of one growing vector per bin.
+    for (const rank_t b : bin_of_) {
+      ++count_[static_cast<std::size_t>(b)];
+    }
+    std::size_t offset = 0;
+    for (std::size_t b = 0; b < lists_.size(); ++b) {
+      const auto c = static_cast<std::size_t>(count_[b]);
+      lists_[b] = {offset, 0, c + slack(c)};
+      offset += lists_[b].cap;
+    }
+    arena_.resize(offset);
+    if (order_cost.size() == order.size() && order_bin.size() == order.size()) {
+      for (std::size_t p = 0; p < order.size(); ++p) {
+        ORCH_ASSERT(order_bin[p] == bin_of_[order[p]] && order_cost[p] == costs_[order[p]]);
+        const auto b = static_cast<std::size_t>(order_bin[p]);
+        auto& l = lists_[b];
+        arena_[l.off + l.len++] = {order_cost[p], order[p]};
+        load_[b] += order_cost[p];
+      }
+    } else {
+      for (const std::uint32_t i : order) {
+        const auto b = static_cast<std::size_t>(bin_of_[i]);
+        auto& l = lists_[b];
+        arena_[l.off + l.len++] = {costs_[i], i};
+        load_[b] += costs_[i];
+      }
+    }
+    if (rules_.has_resource()) {
+      for (std::size_t i = 0; i < bin_of_.size(); ++i) {
+        res_[static_cast<std::size_t>(bin_of_[i])] += rules_.res(i);
+      }
+    }
+    std::vector<bin_order::entry> sorted(lists_.size());
+    for (std::size_t b = 0; b < sorted.size(); ++b) {
+      sorted[b] = {load_[b], static_cast<rank_t>(b)};
+    }
+    std::sort(sorted.begin(), sorted.end(), by_time{this});
+    order_.assign(sorted);
+  }
+
+  [[nodiscard]] const std::vector<rank_t>& bin_of() const noexcept { return bin_of_; }
+  [[nodiscard]] std::vector<rank_t> take_bin_of() { return std::move(bin_of_); }
+  [[nodiscard]] std::vector<cost_t> take_loads() { return std::move(load_); }
+
+  /// max(⌈Σ/k⌉, max cost) from the tracked loads and lists (what orch::lower_bound returns),
+  /// without another pass over the items. Call before take_loads().
+  [[nodiscard]] cost_t simple_bound() const {
+    cost_t total = 0;
+    cost_t largest = 0;
+    for (std::size_t b = 0; b < lists_.size(); ++b) {
+      total += load_[b];
+      if (lists_[b].len > 0) {
+        largest = std::max(largest, arena_[lists_[b].off].c);
+      }
+    }
+    return std::max(ceil_div(total, static_cast<cost_t>(lists_.size())), largest);
+  }
+
+protected:
+  /// An item in a bin's list: its cost kept inline, so scans never chase the cost array.
+  struct entry {
+    cost_t c;
+    std::uint32_t id;
+  };
+
+  struct pair_entry {
+    cost_t sum;
+    std::uint32_t a;
+    std::uint32_t b;
+  };
+
+  /// The order of bins by time (load / speed), ties by index, on entries that carry the
+  /// load, so comparisons read no other array (speeds only when they differ).
+  struct by_time {
+    const improver_state* self;
+    bool operator()(const bin_order::entry& x, const bin_order::entry& y) const noexcept {
+      if (self->rules_.has_speeds()) {
+        const cost_t sx = self->rules_.speed(x.bin);
+        const cost_t sy = self->rules_.speed(y.bin);
+        if (time_less(x.load, sx, y.load, sy)) {
+          return true;
+        }
+        if (time_less(y.load, sy, x.load, sx)) {
+          return false;
+        }
+        return x.bin < y.bin;
+      }
+      return x.load < y.load || (x.load == y.load && x.bin < y.bin);
+    }
+  };
+
+  [[nodiscard]] cost_t load(rank_t b) const noexcept { return load_[static_cast<std::size_t>(b)]; }
+  [[nodiscard]] cost_t cost(std::uint32_t i) const noexcept { return costs_[i]; }
+  [[nodiscard]] static bool before(const entry& a, const entry& b) noexcept {
+    return a.c > b.c || (a.c == b.c && a.id < b.id);
+  }
+
+  /// Pairs of bin b's items by sum descending (cached until b changes).
+  const std::vector<pair_entry>& pairs(rank_t b) {
+    const auto bb = static_cast<std::size_t>(b);
+    if (!pairs_valid_[bb]) {
+      auto& p = pairs_[bb];
+      p.clear();
+      const auto list = items(b);
+      for (std::size_t x = 0; x < list.size(); ++x) {
+        for (std::size_t y = x + 1; y < list.size(); ++y) {
+          p.push_back({list[x].c + list[y].c, list[x].id, list[y].id});
+        }
+      }
+      std::sort(p.begin(), p.end(), [](const pair_entry& u, const pair_entry& v) {
+        return u.sum > v.sum || (u.sum == v.sum && (u.a < v.a || (u.a == v.a && u.b < v.b)));
+      });
+      pending_ += static_cast<std::int64_t>(p.size()) + 1;
+      pairs_valid_[bb] = 1;
+    }
+    return pairs_[bb];
+  }
+
+  /// The first of n entries from `first` that is not before e (std::lower_bound by `before`,
+  /// halving with a select per step instead of a branch).
+  [[nodiscard]] static entry* slot(entry* first, std::size_t n, const entry& e) noexcept {
+    if (n == 0) {
+      return first;
+    }
+    while (n > 1) {
+      const std::size_t half = n / 2;
+      first = before(first[half], e) ? first + half : first;
+      n -= half;
+    }
+    return before(*first, e) ? first + 1 : first;
+  }
+
+  void remove_item(std::size_t b, std::uint32_t i) {
+    auto& l = lists_[b];
+    entry* first = arena_.data() + l.off;
+    entry* last = first + l.len;
+    entry* at = slot(first, l.len, entry{cost(i), i});
+    std::copy(at + 1, last, at);
+    --l.len;
+  }
+
+  void insert_item(std::size_t b, std::uint32_t i) {
+    auto& l = lists_[b];
+    if (l.len == l.cap) {
+      // Full: move the list to the end of the arena with room to grow (its old slot is
+      // abandoned; lists only grow by single moves, so this stays rare).
+      const std::size_t off = arena_.size();
+      const std::size_t cap = l.len + slack(l.len) + 1;
+      arena_.resize(arena_.size() + cap);
+      std::copy_n(arena_.data() + l.off, l.len, arena_.data() + off);
+      l.off = off;
+      l.cap = cap;
+    }
+    entry* first = arena_.data() + l.off;
+    entry* last = first + l.len;
+    const entry e{cost(i), i};
+    entry* at = slot(first, l.len, e);
+    std::copy_backward(at, last, last + 1);
+    *at = e;
+    ++l.len;
+  }
+
+  void move_item(std::uint32_t i, rank_t from, rank_t to) {
+    const auto f = static_cast<std::size_t>(from);
+    const auto t = static_cast<std::size_t>(to);
+    remove_item(f, i);
+    insert_item(t, i);
+    load_[f] -= cost(i);
+    load_[t] += cost(i);
+    res_[f] -= rules_.res(i);
+    res_[t] += rules_.res(i);
+    --count_[f];
+    ++count_[t];
+    bin_of_[i] = to;
+  }
+
+  /// Spare room per list of `len` items: moves in and out of a bin mostly balance.
+  [[nodiscard]] static std::size_t slack(std::size_t len) noexcept { return 2 + len / 4; }
+
+  /// Bin b's items, by cost descending, index ascending (valid until a list changes).
+  [[nodiscard]] std::span<const entry> items(rank_t b) const noexcept {
+    const auto& l = lists_[static_cast<std::size_t>(b)];
+    return {arena_.data() + l.off, l.len};
+  }
+
+  /// Restores order_ after the critical bin (at pos_m_) lost load to its partner (at the
+  /// earlier pos_b_): both leave and re-enter under their new loads.
+  void reorder() {
+    const rank_t m = order_[pos_m_];
+    const rank_t b = order_[pos_b_];
+    order_.erase(pos_m_); // the later one first: pos_b_ stays valid
+    order_.erase(pos_b_);
+    order_.insert({load(b), b}, by_time{this});
+    order_.insert({load(m), m}, by_time{this});
+  }
+
+  std::span<const cost_t> costs_;
+  bin_rules rules_;
+  bool plain_; // no count or resource limits, equal speeds: consider() has a short form
+  std::vector<rank_t> bin_of_;
+  /// A bin's list: arena_[off, off + len) by cost descending, index ascending; cap slots.
+  struct list_slot {
+    std::size_t off;
+    std::size_t len;
+    std::size_t cap;
+  };
+  std::vector<list_slot> lists_;
+  std::vector<entry> arena_;
+  std::vector<cost_t> load_;
+  std::vector<index_t> count_;
+  std::vector<cost_t> res_;
+  std::vector<std::vector<pair_entry>> pairs_;
+  std::vector<char> pairs_valid_;
+  bin_order order_;          // bins by time ascending, ties by index
+  std::int64_t pending_ = 0; // work units of the current try_pair, charged by improve_bin
+  bin_order::cursor pos_m_;  // where the current critical bin sits in order_
+  bin_order::cursor pos_b_;  // where the current partner sits in order_
+};
+
+} // namespace orch::detail
