@@ -8,6 +8,7 @@
 #include <orch/detail/checked.hpp>
 #include <orch/detail/hash.hpp>
 #include <orch/detail/keep_local.hpp>
+#include <orch/detail/node_first.hpp>
 #include <orch/detail/parallel.hpp>
 #include <orch/detail/step_inputs.hpp>
 #include <orch/item_table.hpp>
@@ -113,16 +114,19 @@ namespace detail {
 /// `ph.balance`, `ph.proven_optimal` and returns the rank of every phase item.
 ///
 /// per_phase: orch::partition's bins, bin b on rank b.
-/// orch: first the locality-first heuristic alone (detail::keep_local) at the target
-/// LB + slack (LB = max(ceil(Σc/R), max c), slack = options.locality.slack_ppm of LB): it keeps
-/// every item on its current rank that balance allows and moves the rest inside its node
-/// where it can, and with many items per rank it almost always meets the target — then no
-/// partition is computed at all. Otherwise (few items per rank, fragmented room) the full
-/// locality_balance runs against orch::partition's bins, which never does worse than
-/// node-wise rearrangement of those bins.
+/// orch: the locality heuristics of locality_balance (docs/plans.md) at the target LB + slack
+/// (LB = max(ceil(Σc/R), max c), slack = options.locality.slack_ppm of LB), without a
+/// reference partition: first keep_local (every rank keeps what fits, the rest moves inside
+/// its node where it can), which with many items per rank almost always meets the target;
+/// else the better of node_first (nodes shed a knapsack cover of their excess, local search
+/// inside each node) and keep_local finished by local search across all ranks (settle), which
+/// handle few items per rank and fragmented room. Only when both miss the target does the full
+/// locality_balance run against orch::partition's bins (never worse than node-wise rearrangement of
+/// those bins). `threads`: for the per-node work of keep_local (the phase's own task may run beside
+/// others).
 inline std::vector<rank_t> balance_phase(phase_result& ph, std::span<const rank_t> current,
                                          std::span<const bytes_t> stay, const topology& topo,
-                                         const orchestrate_options& options) {
+                                         const orchestrate_options& options, int threads) {
   const rank_t ranks = topo.ranks();
   std::vector<rank_t> rank_of;
   cost_t bound = lower_bound(ph.costs, ranks);
@@ -132,14 +136,36 @@ inline std::vector<rank_t> balance_phase(phase_result& ph, std::span<const rank_
     const auto slack = static_cast<cost_t>(int128{bound} * options.locality.slack_ppm / 1'000'000);
     const cost_t target = checked_add(bound, slack, "orchestrate: target");
     // The planner places every node once for both ways a rank chooses what to keep.
-    keep_local_planner planner(ph.costs, current, stay, topo, target);
+    keep_local_planner planner(ph.costs, current, stay, topo, target, threads);
+    keep_local_result kept;
     for (const keep_mode mode : {keep_mode::most_bytes, keep_mode::largest_first}) {
-      auto kept = planner.finish(mode);
+      kept = planner.finish(mode);
       if (kept.max_load <= target) {
         rank_of = std::move(kept.rank_of);
         ph.loads = std::move(kept.loads);
         placed = true;
         break;
+      }
+    }
+    if (!placed) {
+      // As locality_balance does: keep_local finished by local search across all ranks, or
+      // node_first; the one sending fewer bytes across nodes, then fewer moved, wins.
+      auto first = node_first(ph.costs, current, stay, topo, target).rank_of;
+      auto settled = settle(ph.costs, ranks, kept.rank_of, target);
+      if (!first.empty() && !settled.empty()) {
+        const traffic a = measure_traffic(current, first, stay, topo);
+        const traffic b = measure_traffic(current, settled, stay, topo);
+        if (b.inter_node < a.inter_node ||
+            (b.inter_node == a.inter_node && b.intra_node < a.intra_node)) {
+          first = std::move(settled);
+        }
+      } else if (first.empty()) {
+        first = std::move(settled);
+      }
+      if (!first.empty()) {
+        rank_of = std::move(first);
+        ph.loads = bin_loads(ph.costs, rank_of, ranks);
+        placed = true;
       }
     }
   }
@@ -190,9 +216,11 @@ inline exchange_result make_exchange(std::string name, const layout& from, const
 /// the most bytes — the owner and LLM rank of its example when they agree (input and
 /// features both stay), else whichever holds the larger payload.
 ///
-/// The phases (the LLM first under orch, whose encoders follow it), then the exchanges and the
-/// assembly, are independent tasks; with `options.threads` > 1 they run concurrently and the
-/// result is the same.
+/// The work runs as independent tasks in three rounds: the LLM phase (with per_phase's encoder
+/// phases and the owner-side media layouts); what needs only the LLM placement (the text
+/// exchange, the LLM-side feature layouts with the assembly) beside orch's encoder phases or
+/// per_phase's input exchanges; the remaining exchanges. With `options.threads` > 1 the tasks
+/// of a round run concurrently, and the result is the same.
 /// Complexity: O(n log n) in the items plus the partitioner's budgeted search where one runs;
 /// measured in docs/benchmarks.md ("Orchestrator": 2,560 ranks × 32 examples).
 /// Determinism: a function of (table, model, topology, options) only — not of
@@ -218,12 +246,13 @@ inline exchange_result make_exchange(std::string name, const layout& from, const
   step_plan sp;
   sp.strategy = strat;
   sp.owner_examples = detail::owner_layout(table, ranks);
-  sp.owner_media = detail::media_layouts_following(table, in, sp.owner_examples);
   sp.phases.resize(encoders + 1);
   std::vector<std::vector<rank_t>> rank_of(encoders + 1); // per phase, per item
 
   // ---- the phases: the LLM and (per_phase, orch) every encoder, independently ----
   std::vector<std::function<void()>> tasks;
+  tasks.emplace_back(
+      [&] { sp.owner_media = detail::media_layouts_following(table, in, sp.owner_examples); });
   tasks.emplace_back([&] {
     phase_result& llm = sp.phases[encoders];
     llm.name = model.llm.name;
@@ -248,10 +277,9 @@ inline exchange_result make_exchange(std::string name, const layout& from, const
       }
       orchestrate_options o = options;
       o.strategy = strat == strategy::llm_only ? strategy::per_phase : strat;
-      llm_rank = detail::balance_phase(llm, owners, stay, topo, o);
+      // The LLM phase runs alone in its round under orch: its nodes get every thread.
+      llm_rank = detail::balance_phase(llm, owners, stay, topo, o, options.threads);
     }
-    // Each encoder's media on the LLM rank of their example (the LLM-side feature buffers).
-    sp.feature_layouts = detail::media_layouts_following(table, in, llm.placement);
   });
   const auto encoder_phase = [&](std::size_t e) {
     const auto& items = in.encoders[e];
@@ -279,7 +307,7 @@ inline exchange_result make_exchange(std::string name, const layout& from, const
         }
       }
     }
-    rank_of[e] = detail::balance_phase(ph, home, stay, topo, options);
+    rank_of[e] = detail::balance_phase(ph, home, stay, topo, options, 1);
   };
   // per_phase balances the encoders alongside the LLM; orch places them once the LLM ranks
   // (where their features go) are known.
@@ -287,10 +315,54 @@ inline exchange_result make_exchange(std::string name, const layout& from, const
     tasks.emplace_back([&, e] { encoder_phase(e); });
   }
   detail::run_tasks(tasks, options.threads);
+
+  // ---- what needs only the LLM placement (text, assembly) runs beside orch's encoders ----
+  const auto& llm = sp.phases[encoders];
+  const auto& llm_rank = rank_of[encoders];
+  sp.exchanges.resize(2 * encoders + 1);
+  std::vector<std::uint64_t> plan_hash(sp.exchanges.size());
+  std::uint64_t assembly_hash = 0;
+  const auto inputs_exchange = [&](std::size_t e) {
+    const auto& ph = sp.phases[e];
+    const auto& input_bytes = in.encoders[e].input_bytes;
+    const auto from = sp.owner_media[e].rank_of_items();
+    const bytes_t bound =
+        inter_node_lower_bound(ph.costs, from, input_bytes, topo, ph.balance.max_load);
+    sp.exchanges[2 * e] =
+        detail::make_exchange(model.encoders[e].name + ".inputs", sp.owner_media[e], ph.placement,
+                              input_bytes, topo, bound);
+    plan_hash[2 * e] = sp.exchanges[2 * e].forward.hash();
+  };
+  // per_phase knows its encoder placements already: their input exchanges join this round.
+  const bool inputs_early = strat == strategy::per_phase;
   tasks.clear();
+  for (std::size_t e = 0; e < encoders && inputs_early; ++e) {
+    tasks.emplace_back([&, e] { inputs_exchange(e); });
+  }
   for (std::size_t e = 0; e < encoders && strat == strategy::orch; ++e) {
     tasks.emplace_back([&, e] { encoder_phase(e); });
   }
+  tasks.emplace_back([&] {
+    const bytes_t bound =
+        inter_node_lower_bound(llm.costs, owners, in.text_bytes, topo, llm.balance.max_load);
+    sp.exchanges.back() =
+        detail::make_exchange("text", sp.owner_examples, llm.placement, in.text_bytes, topo, bound);
+    plan_hash.back() = sp.exchanges.back().forward.hash();
+  });
+  tasks.emplace_back([&] {
+    // Each encoder's media on the LLM rank of their example (the LLM-side feature buffers).
+    sp.feature_layouts = detail::media_layouts_following(table, in, llm.placement);
+    sp.assembly = build_assembly(table, llm.placement, sp.feature_layouts, in.encoder_media,
+                                 in.media_encoder, in.output_tokens);
+    detail::word_hash h;
+    for (const auto& seg : sp.assembly.segments) {
+      h.add_signed(seg.source);
+      h.add_signed(seg.source_token);
+      h.add_signed(seg.target_token);
+      h.add_signed(seg.tokens);
+    }
+    assembly_hash = h.value();
+  });
   detail::run_tasks(tasks, options.threads);
 
   // none / llm_only: every encoder runs where its example is (owner, LLM rank).
@@ -310,24 +382,12 @@ inline exchange_result make_exchange(std::string name, const layout& from, const
     sp.phases[e].items = in.encoder_media[e];
   }
 
-  // ---- exchanges, assembly and the feature route, independently ----
-  const auto& llm = sp.phases[encoders];
-  const auto& llm_rank = rank_of[encoders];
-  sp.exchanges.resize(2 * encoders + 1);
-  std::vector<std::uint64_t> plan_hash(sp.exchanges.size());
+  // ---- the encoders' exchanges and the feature route, independently ----
   tasks.clear();
   for (std::size_t e = 0; e < encoders; ++e) {
-    tasks.emplace_back([&, e] {
-      const auto& ph = sp.phases[e];
-      const auto& input_bytes = in.encoders[e].input_bytes;
-      const auto from = sp.owner_media[e].rank_of_items();
-      const bytes_t bound =
-          inter_node_lower_bound(ph.costs, from, input_bytes, topo, ph.balance.max_load);
-      sp.exchanges[2 * e] =
-          detail::make_exchange(model.encoders[e].name + ".inputs", sp.owner_media[e], ph.placement,
-                                input_bytes, topo, bound);
-      plan_hash[2 * e] = sp.exchanges[2 * e].forward.hash();
-    });
+    if (!inputs_early) {
+      tasks.emplace_back([&, e] { inputs_exchange(e); });
+    }
     tasks.emplace_back([&, e] {
       sp.exchanges[2 * e + 1] =
           detail::make_exchange(model.encoders[e].name + ".features", sp.phases[e].placement,
@@ -335,17 +395,6 @@ inline exchange_result make_exchange(std::string name, const layout& from, const
       plan_hash[2 * e + 1] = sp.exchanges[2 * e + 1].forward.hash();
     });
   }
-  tasks.emplace_back([&] {
-    const bytes_t bound =
-        inter_node_lower_bound(llm.costs, owners, in.text_bytes, topo, llm.balance.max_load);
-    sp.exchanges.back() =
-        detail::make_exchange("text", sp.owner_examples, llm.placement, in.text_bytes, topo, bound);
-    plan_hash.back() = sp.exchanges.back().forward.hash();
-  });
-  tasks.emplace_back([&] {
-    sp.assembly = build_assembly(table, llm.placement, sp.feature_layouts, in.encoder_media,
-                                 in.media_encoder, in.output_tokens);
-  });
   tasks.emplace_back([&] {
     // Feature bytes leaving their GPU: direct (encoder → LLM) vs via the owner.
     for (std::size_t e = 0; e < encoders; ++e) {
@@ -369,12 +418,7 @@ inline exchange_result make_exchange(std::string name, const layout& from, const
   for (const std::uint64_t ph : plan_hash) {
     h.add(ph);
   }
-  for (const auto& seg : sp.assembly.segments) {
-    h.add_signed(seg.source);
-    h.add_signed(seg.source_token);
-    h.add_signed(seg.target_token);
-    h.add_signed(seg.tokens);
-  }
+  h.add(assembly_hash);
   sp.hash = h.value();
   return sp;
 }

@@ -8,11 +8,13 @@
 #include <orch/detail/locality_input.hpp>
 #include <orch/detail/node_placer.hpp>
 #include <orch/detail/packing.hpp>
+#include <orch/detail/parallel.hpp>
 #include <orch/topology.hpp>
 #include <orch/types.hpp>
 
 #include <algorithm>
 #include <cstddef>
+#include <functional>
 #include <span>
 #include <utility>
 #include <vector>
@@ -42,8 +44,10 @@ class keep_local_planner {
 public:
   /// Complexity: O(n + ranks) plus, per node with a rank above the target, sorting the
   /// items of those ranks and the node's best fit and repair.
+  /// `threads` > 1 places ranges of nodes concurrently (same result).
   keep_local_planner(std::span<const cost_t> costs, std::span<const rank_t> current_rank,
-                     std::span<const bytes_t> item_bytes, const topology& topo, cost_t target)
+                     std::span<const bytes_t> item_bytes, const topology& topo, cost_t target,
+                     int threads = 1)
       : costs_(costs), bytes_(item_bytes), target_(target) {
     const std::size_t n = costs.size();
     const auto ranks = static_cast<std::size_t>(topo.ranks());
@@ -73,35 +77,26 @@ public:
     largest_first_.rank_of = most_bytes_.rank_of;
     largest_first_.loads = rank_load;
 
-    node_placer placer(costs, item_bytes, current_rank, topo.local_indices(), target);
-    for (rank_t nd = 0; nd < topo.nodes(); ++nd) {
-      const auto on = topo.ranks_on(nd);
-      if (std::none_of(on.begin(), on.end(),
-                       [&](rank_t r) { return rank_load[static_cast<std::size_t>(r)] > target; })) {
-        continue;
-      }
-      placer.start(on, first, order, rank_load);
-      // Per-rank "most bytes" choices are myopic (a rank may keep many small items and shed
-      // one huge item that then has to leave the node), so the node also tries "largest
-      // first" everywhere and keeps whichever sends fewer bytes off the node, then moves
-      // fewer. Without any rank choosing differently both placements are the same.
-      const auto placed = placer.place(false);
-      if (!placer.differs()) {
-        record(placer, on, most_bytes_);
-        record(placer, on, largest_first_);
-        continue;
-      }
-      kept_rank_.assign(placer.rank().begin(), placer.rank().end());
-      const auto other = placer.place(true);
-      record(placer, on, largest_first_);
-      const bool other_wins = placed.leaving + placed.moving > 0 &&
-                              (other.leaving < placed.leaving ||
-                               (other.leaving == placed.leaving && other.moving < placed.moving));
-      if (other_wins) {
-        record(placer, on, most_bytes_);
-      } else {
-        record(placer.items(), kept_rank_, on, most_bytes_);
-      }
+    // Nodes are independent: with several threads each takes a contiguous range of nodes,
+    // with its own placer and leaving lists, appended in node order afterwards (finish()
+    // orders them by a total order anyway), so the result does not depend on the threads.
+    const auto nodes = static_cast<std::size_t>(topo.nodes());
+    const std::size_t chunks = std::clamp<std::size_t>(
+        static_cast<std::size_t>(std::max(threads, 1)), 1, std::max<std::size_t>(1, nodes / 16));
+    std::vector<node_range> ranges(chunks);
+    std::vector<std::function<void()>> tasks;
+    for (std::size_t c = 0; c < chunks; ++c) {
+      ranges[c].begin = nodes * c / chunks;
+      ranges[c].end = nodes * (c + 1) / chunks;
+      tasks.emplace_back(
+          [&, c] { place_nodes(ranges[c], topo, current_rank, first, order, rank_load); });
+    }
+    run_tasks(tasks, static_cast<int>(chunks));
+    for (auto& r : ranges) {
+      most_bytes_.leaving.insert(most_bytes_.leaving.end(), r.leaving_most.begin(),
+                                 r.leaving_most.end());
+      largest_first_.leaving.insert(largest_first_.leaving.end(), r.leaving_largest.begin(),
+                                    r.leaving_largest.end());
     }
   }
 
@@ -135,19 +130,62 @@ public:
   }
 
 private:
+  // A contiguous range of nodes placed by one task, with the items leaving them per mode.
+  struct node_range {
+    std::size_t begin = 0;
+    std::size_t end = 0;
+    std::vector<std::size_t> leaving_most;
+    std::vector<std::size_t> leaving_largest;
+  };
+
+  // Places the nodes of `range`: writes only their items' ranks, their ranks' loads and the
+  // range's own leaving lists, so ranges can run concurrently.
+  void place_nodes(node_range& range, const topology& topo, std::span<const rank_t> current_rank,
+                   std::span<const index_t> first, std::span<const index_t> order,
+                   std::span<const cost_t> rank_load) {
+    node_placer placer(costs_, bytes_, current_rank, topo.local_indices(), target_);
+    std::vector<rank_t> kept_rank;
+    for (std::size_t nd = range.begin; nd < range.end; ++nd) {
+      const auto on = topo.ranks_on(static_cast<rank_t>(nd));
+      if (std::none_of(on.begin(), on.end(), [&](rank_t r) {
+            return rank_load[static_cast<std::size_t>(r)] > target_;
+          })) {
+        continue;
+      }
+      placer.start(on, first, order, rank_load);
+      // Per-rank "most bytes" choices are myopic (a rank may keep many small items and shed
+      // one huge item that then has to leave the node), so the node also tries "largest
+      // first" everywhere and keeps whichever sends fewer bytes off the node, then moves
+      // fewer. Without any rank choosing differently both placements are the same.
+      const auto placed = placer.place(false);
+      if (!placer.differs()) {
+        record(placer.items(), placer.rank(), on, most_bytes_, range.leaving_most);
+        record(placer.items(), placer.rank(), on, largest_first_, range.leaving_largest);
+        continue;
+      }
+      kept_rank.assign(placer.rank().begin(), placer.rank().end());
+      const auto other = placer.place(true);
+      record(placer.items(), placer.rank(), on, largest_first_, range.leaving_largest);
+      const bool other_wins = placed.leaving + placed.moving > 0 &&
+                              (other.leaving < placed.leaving ||
+                               (other.leaving == placed.leaving && other.moving < placed.moving));
+      if (other_wins) {
+        record(placer.items(), placer.rank(), on, most_bytes_, range.leaving_most);
+      } else {
+        record(placer.items(), kept_rank, on, most_bytes_, range.leaving_most);
+      }
+    }
+  }
+
   struct mode_state {
     std::vector<rank_t> rank_of;
     std::vector<cost_t> loads;
     std::vector<std::size_t> leaving;
   };
 
-  void record(const node_placer& placer, std::span<const rank_t> on, mode_state& m) {
-    record(placer.items(), placer.rank(), on, m);
-  }
-
   // Writes a node's placement into a mode: ranks, loads of its ranks, items leaving it.
   void record(std::span<const std::size_t> items, std::span<const rank_t> rank,
-              std::span<const rank_t> on, mode_state& m) {
+              std::span<const rank_t> on, mode_state& m, std::vector<std::size_t>& leaving) {
     for (const rank_t r : on) {
       m.loads[static_cast<std::size_t>(r)] = 0;
     }
@@ -157,7 +195,7 @@ private:
       if (rank[s] >= 0) {
         m.loads[static_cast<std::size_t>(rank[s])] += costs_[i];
       } else {
-        m.leaving.push_back(i);
+        leaving.push_back(i);
       }
     }
   }
@@ -167,7 +205,6 @@ private:
   cost_t target_;
   mode_state most_bytes_;
   mode_state largest_first_;
-  std::vector<rank_t> kept_rank_;
 };
 
 /// The heuristic for one mode alone (see keep_local_planner): the new rank of every item.
