@@ -250,9 +250,8 @@ inline exchange_result make_exchange(std::string name, const layout& from, const
   std::vector<std::vector<rank_t>> rank_of(encoders + 1); // per phase, per item
 
   // ---- the phases: the LLM and (per_phase, orch) every encoder, independently ----
+  // Tasks are listed longest first: threads claim them in order, so the long ones start early.
   std::vector<std::function<void()>> tasks;
-  tasks.emplace_back(
-      [&] { sp.owner_media = detail::media_layouts_following(table, in, sp.owner_examples); });
   tasks.emplace_back([&] {
     phase_result& llm = sp.phases[encoders];
     llm.name = model.llm.name;
@@ -314,6 +313,8 @@ inline exchange_result make_exchange(std::string name, const layout& from, const
   for (std::size_t e = 0; e < encoders && strat == strategy::per_phase; ++e) {
     tasks.emplace_back([&, e] { encoder_phase(e); });
   }
+  tasks.emplace_back(
+      [&] { sp.owner_media = detail::media_layouts_following(table, in, sp.owner_examples); });
   detail::run_tasks(tasks, options.threads);
 
   // ---- what needs only the LLM placement (text, assembly) runs beside orch's encoders ----
@@ -336,19 +337,6 @@ inline exchange_result make_exchange(std::string name, const layout& from, const
   // per_phase knows its encoder placements already: their input exchanges join this round.
   const bool inputs_early = strat == strategy::per_phase;
   tasks.clear();
-  for (std::size_t e = 0; e < encoders && inputs_early; ++e) {
-    tasks.emplace_back([&, e] { inputs_exchange(e); });
-  }
-  for (std::size_t e = 0; e < encoders && strat == strategy::orch; ++e) {
-    tasks.emplace_back([&, e] { encoder_phase(e); });
-  }
-  tasks.emplace_back([&] {
-    const bytes_t bound =
-        inter_node_lower_bound(llm.costs, owners, in.text_bytes, topo, llm.balance.max_load);
-    sp.exchanges.back() =
-        detail::make_exchange("text", sp.owner_examples, llm.placement, in.text_bytes, topo, bound);
-    plan_hash.back() = sp.exchanges.back().forward.hash();
-  });
   tasks.emplace_back([&] {
     // Each encoder's media on the LLM rank of their example (the LLM-side feature buffers).
     sp.feature_layouts = detail::media_layouts_following(table, in, llm.placement);
@@ -362,6 +350,19 @@ inline exchange_result make_exchange(std::string name, const layout& from, const
       h.add_signed(seg.tokens);
     }
     assembly_hash = h.value();
+  });
+  for (std::size_t e = 0; e < encoders && inputs_early; ++e) {
+    tasks.emplace_back([&, e] { inputs_exchange(e); });
+  }
+  for (std::size_t e = 0; e < encoders && strat == strategy::orch; ++e) {
+    tasks.emplace_back([&, e] { encoder_phase(e); });
+  }
+  tasks.emplace_back([&] {
+    const bytes_t bound =
+        inter_node_lower_bound(llm.costs, owners, in.text_bytes, topo, llm.balance.max_load);
+    sp.exchanges.back() =
+        detail::make_exchange("text", sp.owner_examples, llm.placement, in.text_bytes, topo, bound);
+    plan_hash.back() = sp.exchanges.back().forward.hash();
   });
   detail::run_tasks(tasks, options.threads);
 
