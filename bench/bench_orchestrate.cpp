@@ -94,6 +94,104 @@ BENCHMARK(bench_orchestrate)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
+/// One phase of the 2,560-rank step as the orchestrator sees it: costs, owner rank and the
+/// bytes staying on the owner saves (strategy orch with every example kept on its owner).
+struct step_phase {
+  std::vector<orch::cost_t> costs;
+  std::vector<orch::rank_t> owner;
+  std::vector<orch::bytes_t> stay;
+};
+
+step_phase make_step_phase(std::size_t phase) {
+  const auto table = bench_table(2560, 32, 2026);
+  const auto in = orch::detail::resolve_inputs(table, bench_model());
+  const auto owners = table.owners();
+  step_phase p;
+  if (phase < in.encoders.size()) {
+    const auto& items = in.encoders[phase];
+    p.costs = items.costs;
+    for (std::size_t i = 0; i < items.costs.size(); ++i) {
+      p.owner.push_back(owners[static_cast<std::size_t>(items.example[i])]);
+      p.stay.push_back(items.input_bytes[i] + items.feature_bytes[i]);
+    }
+  } else {
+    p.costs = in.llm_costs;
+    p.owner.assign(owners.begin(), owners.end());
+    for (std::size_t x = 0; x < p.costs.size(); ++x) {
+      p.stay.push_back(in.text_bytes[x] + in.example_feature_bytes[x]);
+    }
+  }
+  return p;
+}
+
+const char* const phase_names[] = {"vision", "audio", "llm"};
+
+// The pieces of a step plan, per phase (0 vision, 1 audio, 2 LLM): the default partition
+// (per_phase), locality_balance against it (orch's fallback, and what orch ran for every
+// phase before it placed phases without a reference), keep_local at orch's target (its first
+// try; audio, with ~10 items per rank, misses it and goes on to node_first / settle), and
+// the inter-node lower bound.
+void bench_step_partition(benchmark::State& state) {
+  const auto p = make_step_phase(static_cast<std::size_t>(state.range(0)));
+  for (auto _ : state) {
+    auto r = orch::partition(p.costs, 2560);
+    benchmark::DoNotOptimize(r.max_load);
+  }
+  state.SetLabel(phase_names[state.range(0)]);
+}
+BENCHMARK(bench_step_partition)->DenseRange(0, 2)->ArgName("phase")->Unit(benchmark::kMillisecond);
+
+void bench_step_locality_balance(benchmark::State& state) {
+  const auto p = make_step_phase(static_cast<std::size_t>(state.range(0)));
+  const auto topo = orch::topology::uniform(2560, 8);
+  const auto reference = orch::partition(p.costs, 2560);
+  for (auto _ : state) {
+    auto r = orch::locality_balance(p.costs, p.owner, p.stay, topo, reference.bin_of);
+    benchmark::DoNotOptimize(r.max_load);
+  }
+  state.SetLabel(phase_names[state.range(0)]);
+}
+BENCHMARK(bench_step_locality_balance)
+    ->DenseRange(0, 2)
+    ->ArgName("phase")
+    ->Unit(benchmark::kMillisecond);
+
+void bench_step_keep_local(benchmark::State& state) {
+  const auto p = make_step_phase(static_cast<std::size_t>(state.range(0)));
+  const auto topo = orch::topology::uniform(2560, 8);
+  const orch::cost_t lb = orch::lower_bound(p.costs, 2560);
+  const orch::cost_t target = lb + lb / 1000; // orch's default slack, 0.1 %
+  bool met = false;
+  for (auto _ : state) {
+    // As the orchestrator does: most bytes first, largest first when that misses the target.
+    orch::detail::keep_local_planner planner(p.costs, p.owner, p.stay, topo, target);
+    auto r = planner.finish(orch::detail::keep_mode::most_bytes);
+    if (r.max_load > target) {
+      r = planner.finish(orch::detail::keep_mode::largest_first);
+    }
+    met = r.max_load <= target;
+    benchmark::DoNotOptimize(r.max_load);
+  }
+  state.SetLabel(phase_names[state.range(0)]);
+  state.counters["meets_target"] = met ? 1.0 : 0.0;
+}
+BENCHMARK(bench_step_keep_local)->DenseRange(0, 2)->ArgName("phase")->Unit(benchmark::kMillisecond);
+
+void bench_step_inter_node_bound(benchmark::State& state) {
+  const auto p = make_step_phase(static_cast<std::size_t>(state.range(0)));
+  const auto topo = orch::topology::uniform(2560, 8);
+  const orch::cost_t lb = orch::lower_bound(p.costs, 2560);
+  for (auto _ : state) {
+    auto b = orch::inter_node_lower_bound(p.costs, p.owner, p.stay, topo, lb + lb / 1000);
+    benchmark::DoNotOptimize(b);
+  }
+  state.SetLabel(phase_names[state.range(0)]);
+}
+BENCHMARK(bench_step_inter_node_bound)
+    ->DenseRange(0, 2)
+    ->ArgName("phase")
+    ->Unit(benchmark::kMillisecond);
+
 } // namespace
 
 BENCHMARK_MAIN();
