@@ -46,6 +46,13 @@ struct traffic {
 
 namespace detail {
 
+/// Whether traffic `a` is the better placement's: fewer bytes across nodes, then fewer bytes
+/// moved at all (the order every locality heuristic is judged by).
+[[nodiscard]] inline bool sends_fewer(const traffic& a, const traffic& b) noexcept {
+  return a.inter_node != b.inter_node ? a.inter_node < b.inter_node
+                                      : a.intra_node + a.inter_node < b.intra_node + b.inter_node;
+}
+
 /// measure_traffic for assignments the library made itself (ranks valid, Σ bytes checked).
 [[nodiscard]] inline traffic traffic_of(std::span<const rank_t> from_rank,
                                         std::span<const rank_t> to_rank,
@@ -361,16 +368,13 @@ locality_balance(std::span<const cost_t> costs, std::span<const rank_t> current_
   if (local_ok) {
     local_traffic = detail::traffic_of(current_rank, local, item_bytes, topo);
   }
-  const auto moved_bytes = [](const traffic& t) { return t.intra_node + t.inter_node; };
   // node_first is for targets keep_local cannot meet by itself: where keep_local succeeds it
   // moves fewer bytes inside nodes, and skipping node_first halves the time.
   if (!local_ok || local_method != "keep_local") {
     auto first = detail::node_first(costs, current_rank, item_bytes, topo, out.target);
     if (!first.rank_of.empty()) {
       const traffic t = detail::traffic_of(current_rank, first.rank_of, item_bytes, topo);
-      if (!local_ok || t.inter_node < local_traffic.inter_node ||
-          (t.inter_node == local_traffic.inter_node &&
-           moved_bytes(t) < moved_bytes(local_traffic))) {
+      if (!local_ok || detail::sends_fewer(t, local_traffic)) {
         local = std::move(first.rank_of);
         local_loads = detail::loads_of(costs, local, k);
         local_traffic = t;
@@ -392,10 +396,7 @@ locality_balance(std::span<const cost_t> costs, std::span<const rank_t> current_
   } else {
     const auto mapped = rearrange_bins(reference_bin_of, current_rank, item_bytes, topo);
     const traffic mapped_traffic = mapped.moves();
-    const bool use_local =
-        local_ok && (local_traffic.inter_node < mapped_traffic.inter_node ||
-                     (local_traffic.inter_node == mapped_traffic.inter_node &&
-                      moved_bytes(local_traffic) <= moved_bytes(mapped_traffic)));
+    const bool use_local = local_ok && !detail::sends_fewer(mapped_traffic, local_traffic);
     if (use_local) {
       out.rank_of = std::move(local);
       out.loads = std::move(local_loads);

@@ -153,10 +153,8 @@ inline std::vector<rank_t> balance_phase(phase_result& ph, std::span<const rank_
       auto first = node_first(ph.costs, current, stay, topo, target).rank_of;
       auto settled = settle(ph.costs, ranks, kept.rank_of, target);
       if (!first.empty() && !settled.empty()) {
-        const traffic a = measure_traffic(current, first, stay, topo);
-        const traffic b = measure_traffic(current, settled, stay, topo);
-        if (b.inter_node < a.inter_node ||
-            (b.inter_node == a.inter_node && b.intra_node < a.intra_node)) {
+        if (sends_fewer(measure_traffic(current, settled, stay, topo),
+                        measure_traffic(current, first, stay, topo))) {
           first = std::move(settled);
         }
       } else if (first.empty()) {
@@ -183,6 +181,20 @@ inline std::vector<rank_t> balance_phase(phase_result& ph, std::span<const rank_
   ph.placement = layout::from_assignment(rank_of, ranks);
   ph.balance = measure_loads(ph.loads, bound);
   ph.proven_optimal = ph.balance.max_load == proven_max || ph.balance.max_load == bound;
+  return rank_of;
+}
+
+/// A phase that is not balanced (none, llm_only's encoders): it runs where `placement` puts
+/// it; fills loads and metrics and returns the rank of every item.
+inline std::vector<rank_t> follow_phase(phase_result& ph, const layout& placement) {
+  const rank_t ranks = placement.ranks();
+  ph.placement = placement;
+  const auto follow = placement.rank_of_items();
+  std::vector<rank_t> rank_of(follow.begin(), follow.end());
+  ph.loads = bin_loads(ph.costs, rank_of, ranks);
+  const cost_t bound = lower_bound(ph.costs, ranks);
+  ph.balance = measure_loads(ph.loads, bound);
+  ph.proven_optimal = ph.balance.max_load == bound;
   return rank_of;
 }
 
@@ -258,12 +270,7 @@ inline exchange_result make_exchange(std::string name, const layout& from, const
     llm.costs = std::move(in.llm_costs);
     auto& llm_rank = rank_of[encoders];
     if (strat == strategy::none) {
-      llm.placement = sp.owner_examples;
-      llm_rank.assign(owners.begin(), owners.end());
-      llm.loads = bin_loads(llm.costs, llm_rank, ranks);
-      const cost_t bound = lower_bound(llm.costs, ranks);
-      llm.balance = measure_loads(llm.loads, bound);
-      llm.proven_optimal = llm.balance.max_load == bound;
+      llm_rank = detail::follow_phase(llm, sp.owner_examples);
     } else {
       // What stays on the owner saves its text and its features.
       std::vector<bytes_t> stay;
@@ -370,13 +377,8 @@ inline exchange_result make_exchange(std::string name, const layout& from, const
   for (std::size_t e = 0; e < encoders && !balanced; ++e) {
     phase_result& ph = sp.phases[e];
     ph.costs = in.encoders[e].costs;
-    ph.placement = strat == strategy::none ? sp.owner_media[e] : sp.feature_layouts[e];
-    const auto follow = ph.placement.rank_of_items();
-    rank_of[e].assign(follow.begin(), follow.end());
-    ph.loads = bin_loads(ph.costs, rank_of[e], ranks);
-    const cost_t bound = lower_bound(ph.costs, ranks);
-    ph.balance = measure_loads(ph.loads, bound);
-    ph.proven_optimal = ph.balance.max_load == bound;
+    rank_of[e] = detail::follow_phase(ph, strat == strategy::none ? sp.owner_media[e]
+                                                                  : sp.feature_layouts[e]);
   }
   for (std::size_t e = 0; e < encoders; ++e) {
     sp.phases[e].name = model.encoders[e].name;

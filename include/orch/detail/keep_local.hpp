@@ -207,14 +207,4 @@ private:
   mode_state largest_first_;
 };
 
-/// The heuristic for one mode alone (see keep_local_planner): the new rank of every item.
-[[nodiscard]] inline std::vector<rank_t> keep_local(std::span<const cost_t> costs,
-                                                    std::span<const rank_t> current_rank,
-                                                    std::span<const bytes_t> item_bytes,
-                                                    const topology& topo, cost_t target,
-                                                    keep_mode mode) {
-  keep_local_planner planner(costs, current_rank, item_bytes, topo, target);
-  return planner.finish(mode).rank_of;
-}
-
 } // namespace orch::detail
