@@ -38,8 +38,9 @@ struct orchestrate_options {
   orch::strategy strategy = strategy::orch;
   partition_options partition{}; ///< used for every balanced phase
   locality_options locality{};   ///< slack of strategy::orch's locality-aware placements
-  /// Threads that plan the step, the caller's included (the phases, then the exchanges and
-  /// the assembly, are independent tasks). The plan is the same for every value.
+  /// Threads that plan the step, the caller's included (the phases, the exchanges and the
+  /// assembly are tasks that run as soon as what they read is done). The plan is the same
+  /// for every value.
   int threads = 1;
 };
 
@@ -227,11 +228,11 @@ inline exchange_result make_exchange(std::string name, const layout& from, const
 /// one's text and feature bytes; then each encoder keeps items on their owner, weighing the
 /// raw input plus, when the LLM kept the example there, the features.
 ///
-/// The work runs as independent tasks in three rounds: the LLM phase (with per_phase's encoder
-/// phases and the owner-side media layouts); what needs only the LLM placement (the text
-/// exchange, the LLM-side feature layouts with the assembly) beside orch's encoder phases or
-/// per_phase's input exchanges; the remaining exchanges. With `options.threads` > 1 the tasks
-/// of a round run concurrently, and the result is the same.
+/// The work runs as a graph of tasks, each starting once what it reads is done: the owner
+/// layouts; the LLM phase (beside per_phase's encoder phases); then, once the LLM placement is
+/// known, orch's encoder phases, the LLM-side feature layouts, the assembly and the text
+/// exchange; each encoder's two exchanges as soon as its phase is placed. With
+/// `options.threads` > 1 ready tasks run concurrently, and the result is the same.
 /// Complexity: O(n log n) in the items plus the partitioner's budgeted search where one runs;
 /// measured in docs/benchmarks.md ("Orchestrator": 2,560 ranks × 32 examples).
 /// Determinism: a function of (table, model, topology, options) only — not of
@@ -256,40 +257,47 @@ inline exchange_result make_exchange(std::string name, const layout& from, const
 
   step_plan sp;
   sp.strategy = strat;
-  sp.owner_examples = detail::owner_layout(table, ranks);
   sp.phases.resize(encoders + 1);
+  sp.exchanges.resize(2 * encoders + 1);
   std::vector<std::vector<rank_t>> rank_of(encoders + 1); // per phase, per item
+  std::vector<std::uint64_t> plan_hash(sp.exchanges.size());
+  std::uint64_t assembly_hash = 0;
+  const auto& llm = sp.phases[encoders];
+  const auto& llm_rank = rank_of[encoders];
 
-  // ---- the phases: the LLM and (per_phase, orch) every encoder, independently ----
-  // Tasks are listed longest first: threads claim them in order, so the long ones start early.
-  std::vector<std::function<void()>> tasks;
-  tasks.emplace_back([&] {
-    phase_result& llm = sp.phases[encoders];
-    llm.name = model.llm.name;
-    llm.costs = std::move(in.llm_costs);
-    auto& llm_rank = rank_of[encoders];
+  // ---- the tasks: each writes only its own part of `sp` ----
+  const auto llm_phase = [&] {
+    phase_result& ph = sp.phases[encoders];
+    ph.name = model.llm.name;
+    ph.costs = std::move(in.llm_costs);
     if (strat == strategy::none) {
-      llm_rank = detail::follow_phase(llm, sp.owner_examples);
-    } else {
-      // What stays on the owner saves its text and its features.
-      std::vector<bytes_t> stay;
-      if (strat == strategy::orch) {
-        stay.resize(in.text_bytes.size());
-        for (std::size_t x = 0; x < stay.size(); ++x) {
-          stay[x] = detail::checked_add(in.text_bytes[x], in.example_feature_bytes[x],
-                                        "orchestrate: bytes");
-        }
-      }
-      orchestrate_options o = options;
-      o.strategy = strat == strategy::llm_only ? strategy::per_phase : strat;
-      // The LLM phase runs alone in its round under orch: its nodes get every thread.
-      llm_rank = detail::balance_phase(llm, owners, stay, topo, o, options.threads);
+      rank_of[encoders] = detail::follow_phase(ph, sp.owner_examples);
+      return;
     }
-  });
+    // What stays on the owner saves its text and its features.
+    std::vector<bytes_t> stay;
+    if (strat == strategy::orch) {
+      stay.resize(in.text_bytes.size());
+      for (std::size_t x = 0; x < stay.size(); ++x) {
+        stay[x] = detail::checked_add(in.text_bytes[x], in.example_feature_bytes[x],
+                                      "orchestrate: bytes");
+      }
+    }
+    orchestrate_options o = options;
+    o.strategy = strat == strategy::llm_only ? strategy::per_phase : strat;
+    // Nothing else of length runs beside the LLM phase under orch: its nodes get every thread.
+    rank_of[encoders] = detail::balance_phase(ph, owners, stay, topo, o, options.threads);
+  };
   const auto encoder_phase = [&](std::size_t e) {
     const auto& items = in.encoders[e];
     phase_result& ph = sp.phases[e];
     ph.costs = items.costs;
+    if (!balanced) {
+      // none / llm_only: the encoder runs where its example is (owner, LLM rank).
+      rank_of[e] = detail::follow_phase(ph, strat == strategy::none ? sp.owner_media[e]
+                                                                    : sp.feature_layouts[e]);
+      return;
+    }
     std::vector<rank_t> home;
     std::vector<bytes_t> stay;
     if (strat == strategy::orch) {
@@ -297,7 +305,6 @@ inline exchange_result make_exchange(std::string name, const layout& from, const
       // there too, staying also saves the features. (Preferring the LLM rank of moved
       // examples, whose features are larger than the input, moves fewer bytes in all but
       // sends more across nodes on the bundled trace: 17.7 vs 14.0 GB per step at 512 ranks.)
-      const auto& llm_rank = rank_of[encoders];
       home.resize(ph.costs.size());
       stay.resize(ph.costs.size());
       for (std::size_t i = 0; i < home.size(); ++i) {
@@ -311,21 +318,6 @@ inline exchange_result make_exchange(std::string name, const layout& from, const
     }
     rank_of[e] = detail::balance_phase(ph, home, stay, topo, options, 1);
   };
-  // per_phase balances the encoders alongside the LLM; orch places them once the LLM ranks
-  // (where their features go) are known.
-  for (std::size_t e = 0; e < encoders && strat == strategy::per_phase; ++e) {
-    tasks.emplace_back([&, e] { encoder_phase(e); });
-  }
-  tasks.emplace_back(
-      [&] { sp.owner_media = detail::media_layouts_following(table, in, sp.owner_examples); });
-  detail::run_tasks(tasks, options.threads);
-
-  // ---- what needs only the LLM placement (text, assembly) runs beside orch's encoders ----
-  const auto& llm = sp.phases[encoders];
-  const auto& llm_rank = rank_of[encoders];
-  sp.exchanges.resize(2 * encoders + 1);
-  std::vector<std::uint64_t> plan_hash(sp.exchanges.size());
-  std::uint64_t assembly_hash = 0;
   const auto inputs_exchange = [&](std::size_t e) {
     const auto& ph = sp.phases[e];
     const auto& input_bytes = in.encoders[e].input_bytes;
@@ -337,12 +329,13 @@ inline exchange_result make_exchange(std::string name, const layout& from, const
                               input_bytes, topo, bound);
     plan_hash[2 * e] = sp.exchanges[2 * e].forward.hash();
   };
-  // per_phase knows its encoder placements already: their input exchanges join this round.
-  const bool inputs_early = strat == strategy::per_phase;
-  tasks.clear();
-  tasks.emplace_back([&] {
-    // Each encoder's media on the LLM rank of their example (the LLM-side feature buffers).
-    sp.feature_layouts = detail::media_layouts_following(table, in, llm.placement);
+  const auto features_exchange = [&](std::size_t e) {
+    sp.exchanges[2 * e + 1] =
+        detail::make_exchange(model.encoders[e].name + ".features", sp.phases[e].placement,
+                              sp.feature_layouts[e], in.encoders[e].feature_bytes, topo, 0);
+    plan_hash[2 * e + 1] = sp.exchanges[2 * e + 1].forward.hash();
+  };
+  const auto assemble = [&] {
     sp.assembly = build_assembly(table, llm.placement, sp.feature_layouts, in.encoder_media,
                                  in.media_encoder, in.output_tokens);
     detail::word_hash h;
@@ -353,48 +346,15 @@ inline exchange_result make_exchange(std::string name, const layout& from, const
       h.add_signed(seg.tokens);
     }
     assembly_hash = h.value();
-  });
-  for (std::size_t e = 0; e < encoders && inputs_early; ++e) {
-    tasks.emplace_back([&, e] { inputs_exchange(e); });
-  }
-  for (std::size_t e = 0; e < encoders && strat == strategy::orch; ++e) {
-    tasks.emplace_back([&, e] { encoder_phase(e); });
-  }
-  tasks.emplace_back([&] {
+  };
+  const auto text_exchange = [&] {
     const bytes_t bound =
         inter_node_lower_bound(llm.costs, owners, in.text_bytes, topo, llm.balance.max_load);
     sp.exchanges.back() =
         detail::make_exchange("text", sp.owner_examples, llm.placement, in.text_bytes, topo, bound);
     plan_hash.back() = sp.exchanges.back().forward.hash();
-  });
-  detail::run_tasks(tasks, options.threads);
-
-  // none / llm_only: every encoder runs where its example is (owner, LLM rank).
-  for (std::size_t e = 0; e < encoders && !balanced; ++e) {
-    phase_result& ph = sp.phases[e];
-    ph.costs = in.encoders[e].costs;
-    rank_of[e] = detail::follow_phase(ph, strat == strategy::none ? sp.owner_media[e]
-                                                                  : sp.feature_layouts[e]);
-  }
-  for (std::size_t e = 0; e < encoders; ++e) {
-    sp.phases[e].name = model.encoders[e].name;
-    sp.phases[e].items = in.encoder_media[e];
-  }
-
-  // ---- the encoders' exchanges and the feature route, independently ----
-  tasks.clear();
-  for (std::size_t e = 0; e < encoders; ++e) {
-    if (!inputs_early) {
-      tasks.emplace_back([&, e] { inputs_exchange(e); });
-    }
-    tasks.emplace_back([&, e] {
-      sp.exchanges[2 * e + 1] =
-          detail::make_exchange(model.encoders[e].name + ".features", sp.phases[e].placement,
-                                sp.feature_layouts[e], in.encoders[e].feature_bytes, topo, 0);
-      plan_hash[2 * e + 1] = sp.exchanges[2 * e + 1].forward.hash();
-    });
-  }
-  tasks.emplace_back([&] {
+  };
+  const auto feature_route = [&] {
     // Feature bytes leaving their GPU: direct (encoder → LLM) vs via the owner.
     for (std::size_t e = 0; e < encoders; ++e) {
       const auto& items = in.encoders[e];
@@ -406,8 +366,50 @@ inline exchange_result make_exchange(std::string name, const layout& from, const
         sp.feature_bytes_two_hop += (at != owners[x] ? b : 0) + (owners[x] != llm_rank[x] ? b : 0);
       }
     }
-  });
-  detail::run_tasks(tasks, options.threads);
+  };
+
+  // ---- the graph: a task starts once what it reads is done; among ready tasks the one
+  // listed first starts first, so the long chains (the LLM phase, then the encoder phases)
+  // are listed first ----
+  detail::task_graph graph;
+  const std::size_t owner_task =
+      graph.add([&] { sp.owner_examples = detail::owner_layout(table, ranks); });
+  const std::size_t llm_task =
+      strat == strategy::none ? graph.add(llm_phase, {owner_task}) : graph.add(llm_phase);
+  std::vector<std::size_t> encoder_task(encoders);
+  // per_phase balances the encoders beside the LLM; orch places them once the LLM ranks
+  // (where their features go) are known.
+  for (std::size_t e = 0; e < encoders && balanced; ++e) {
+    encoder_task[e] = strat == strategy::per_phase
+                          ? graph.add([&, e] { encoder_phase(e); })
+                          : graph.add([&, e] { encoder_phase(e); }, {llm_task});
+  }
+  const std::size_t owner_media_task = graph.add(
+      [&] { sp.owner_media = detail::media_layouts_following(table, in, sp.owner_examples); },
+      {owner_task});
+  // Each encoder's media on the LLM rank of their example (the LLM-side feature buffers).
+  const std::size_t feature_layout_task = graph.add(
+      [&] { sp.feature_layouts = detail::media_layouts_following(table, in, llm.placement); },
+      {llm_task});
+  graph.add(assemble, {feature_layout_task});
+  graph.add(text_exchange, {llm_task, owner_task});
+  for (std::size_t e = 0; e < encoders && !balanced; ++e) {
+    encoder_task[e] = graph.add([&, e] { encoder_phase(e); },
+                                {strat == strategy::none ? owner_media_task : feature_layout_task});
+  }
+  for (std::size_t e = 0; e < encoders; ++e) {
+    graph.add([&, e] { inputs_exchange(e); }, {encoder_task[e], owner_media_task});
+    graph.add([&, e] { features_exchange(e); }, {encoder_task[e], feature_layout_task});
+  }
+  std::vector<std::size_t> route_after(encoder_task);
+  route_after.push_back(llm_task);
+  graph.add(feature_route, route_after);
+  graph.run(options.threads);
+
+  for (std::size_t e = 0; e < encoders; ++e) {
+    sp.phases[e].name = model.encoders[e].name;
+    sp.phases[e].items = in.encoder_media[e];
+  }
   sp.media_encoder = std::move(in.media_encoder);
   sp.output_tokens = std::move(in.output_tokens);
   sp.sequence_length = std::move(in.sequence_length);

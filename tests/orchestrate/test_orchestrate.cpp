@@ -4,7 +4,6 @@
 // LLM, the sequences are assembled, and everything is compared byte for byte with a
 // single-process reference that never balanced anything. Then stand-in gradients travel back
 // through the inverse plans.
-#include <orch/detail/parallel.hpp>
 #include <orch/exchange.hpp>
 #include <orch/orchestrate.hpp>
 
@@ -15,7 +14,6 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -390,32 +388,6 @@ TEST_CASE("orchestrate: bad input names the example") {
   orch::orchestrate_options no_threads;
   no_threads.threads = 0;
   CHECK_THROWS_AS((void)orch::orchestrate(big, model, topo, no_threads), orch::invalid_argument);
-}
-
-TEST_CASE("run_tasks: every task runs once; the lowest failing task's error wins") {
-  std::vector<std::function<void()>> none;
-  orch::detail::run_tasks(none, 4); // nothing to run is fine
-  for (const int threads : {1, 2, 4, 16}) {
-    CAPTURE(threads);
-    std::vector<int> ran(40, 0);
-    std::vector<std::function<void()>> tasks;
-    for (std::size_t t = 0; t < ran.size(); ++t) {
-      tasks.emplace_back([&ran, t] {
-        ++ran[t];
-        if (t == 7 || t == 31) {
-          throw orch::invalid_argument("task " + std::to_string(t));
-        }
-      });
-    }
-    std::string message;
-    try {
-      orch::detail::run_tasks(tasks, threads);
-    } catch (const orch::invalid_argument& e) {
-      message = e.what();
-    }
-    CHECK(message == "task 7");
-    CHECK(std::count(ran.begin(), ran.end(), 1) == static_cast<std::ptrdiff_t>(ran.size()));
-  }
 }
 
 TEST_CASE("orchestrate: strategies balance what they promise on a skewed step") {
