@@ -68,18 +68,19 @@ build_assembly(const item_table& table, const layout& llm, std::span<const layou
   const auto ranks = static_cast<std::size_t>(llm.ranks());
   const auto examples = static_cast<std::size_t>(table.examples());
   // Token offset of every media item inside its encoder's feature buffer on its LLM rank.
+  // Every media item is in one feature layout, so every entry is written (no zero-fill).
   // (Hot loops read the layouts' and the table's column spans, not the checked accessors.)
-  std::vector<index_t> feature_token(output_tokens.size(), 0);
+  detail::uninit_vector<index_t> feature_token(output_tokens.size());
   for (std::size_t e = 0; e < feature_layouts.size(); ++e) {
     const auto& fl = feature_layouts[e];
     const auto order = fl.order();
     const auto first = fl.first_on();
-    const auto& media_of = encoder_media[e];
+    const index_t* const media_of = encoder_media[e].data();
     for (std::size_t r = 0; r + 1 < first.size(); ++r) {
       index_t cursor = 0;
-      for (auto p = first[r]; p < first[r + 1]; ++p) {
-        const auto m = static_cast<std::size_t>(
-            media_of[static_cast<std::size_t>(order[static_cast<std::size_t>(p)])]);
+      const auto end = static_cast<std::size_t>(first[r + 1]);
+      for (auto p = static_cast<std::size_t>(first[r]); p < end; ++p) {
+        const auto m = static_cast<std::size_t>(media_of[order[p]]);
         feature_token[m] = cursor;
         cursor = detail::checked_add(cursor, output_tokens[m], "build_assembly: feature tokens");
       }
@@ -107,18 +108,18 @@ build_assembly(const item_table& table, const layout& llm, std::span<const layou
         target = detail::checked_add(target, tokens, "build_assembly: sequence tokens");
       }
     };
-    for (auto p = first[r]; p < first[r + 1]; ++p) {
-      const index_t x = order[static_cast<std::size_t>(p)];
+    const auto end = static_cast<std::size_t>(first[r + 1]);
+    for (auto p = static_cast<std::size_t>(first[r]); p < end; ++p) {
+      const index_t x = order[p];
       const auto xu = static_cast<std::size_t>(x);
       const index_t begin = target;
       length_t consumed = 0; // text tokens of x already placed
-      for (auto mu = static_cast<std::size_t>(media_first[xu]);
-           mu < static_cast<std::size_t>(media_first[xu + 1]); ++mu) {
-        const auto m = static_cast<index_t>(mu);
+      const auto media_end = static_cast<std::size_t>(media_first[xu + 1]);
+      for (auto mu = static_cast<std::size_t>(media_first[xu]); mu < media_end; ++mu) {
         const length_t position = position_of[mu];
         emit(text_source, text_cursor + consumed, position - consumed, x, -1);
         consumed = position;
-        emit(media_encoder[mu], feature_token[mu], output_tokens[mu], x, m);
+        emit(media_encoder[mu], feature_token[mu], output_tokens[mu], x, static_cast<index_t>(mu));
       }
       emit(text_source, text_cursor + consumed, text_of[xu] - consumed, x, -1);
       text_cursor = detail::checked_add(text_cursor, text_of[xu], "build_assembly: text tokens");

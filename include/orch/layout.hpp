@@ -4,6 +4,7 @@
 #pragma once
 
 #include <orch/config.hpp>
+#include <orch/detail/uninit_vector.hpp>
 #include <orch/types.hpp>
 
 #include <algorithm>
@@ -22,13 +23,15 @@ class layout;
 namespace detail {
 struct layout_access;
 
-/// The arrays of a layout; immutable once built and shared between copies.
+/// The arrays of a layout; immutable once built and shared between copies. The per-item
+/// arrays are filled by copies and scatters (every builder writes each entry once), so they
+/// skip zero-filling.
 struct layout_data {
   rank_t ranks = 1;
-  std::vector<rank_t> rank_of;      // per item
-  std::vector<index_t> slot_of;     // per item
+  uninit_vector<rank_t> rank_of;    // per item
+  uninit_vector<index_t> slot_of;   // per item
   std::vector<index_t> first{0, 0}; // per rank + 1: offsets into order
-  std::vector<index_t> order;       // items in (rank, slot) order
+  uninit_vector<index_t> order;     // items in (rank, slot) order
 };
 } // namespace detail
 
@@ -151,10 +154,9 @@ public:
       }
       at = static_cast<index_t>(i);
     }
-    // n items in n distinct slots of the right ranks: every slot is used exactly once. The
-    // caller's arrays become the layout's (moved, not copied).
-    l.slot_of = std::move(slot_of);
-    l.rank_of = std::move(rank_of);
+    // n items in n distinct slots of the right ranks: every slot is used exactly once.
+    l.slot_of.assign(slot_of.begin(), slot_of.end());
+    l.rank_of.assign(rank_of.begin(), rank_of.end());
     return layout(std::move(l));
   }
 
@@ -321,11 +323,25 @@ struct layout_access {
                                          std::vector<index_t> first, std::vector<index_t> order) {
     layout_data l;
     l.ranks = ranks;
-    l.rank_of = std::move(rank_of);
+    l.rank_of.assign(rank_of.begin(), rank_of.end());
     l.first = std::move(first);
-    l.order = std::move(order);
+    l.order.assign(order.begin(), order.end());
     l.slot_of.resize(l.rank_of.size());
     layout::fill_slots_from_order(l);
+    return layout(std::move(l));
+  }
+  /// Every array given, consistent by construction: `order` lists the items grouped by rank
+  /// (ranks ascending) in slot order, `first` has ranks + 1 offsets into it, and item i is at
+  /// (rank_of[i], slot_of[i]) = position first[rank_of[i]] + slot_of[i] of order.
+  [[nodiscard]] static layout from_parts(rank_t ranks, uninit_vector<rank_t> rank_of,
+                                         uninit_vector<index_t> slot_of, std::vector<index_t> first,
+                                         uninit_vector<index_t> order) {
+    layout_data l;
+    l.ranks = ranks;
+    l.rank_of = std::move(rank_of);
+    l.slot_of = std::move(slot_of);
+    l.first = std::move(first);
+    l.order = std::move(order);
     return layout(std::move(l));
   }
 };

@@ -5,11 +5,13 @@
 
 #include <orch/config.hpp>
 #include <orch/detail/checked.hpp>
+#include <orch/detail/uninit_vector.hpp>
 #include <orch/item_table.hpp>
 #include <orch/layout.hpp>
 #include <orch/model.hpp>
 #include <orch/types.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -30,17 +32,157 @@ struct encoder_items {
 struct step_inputs {
   std::vector<std::int32_t> media_encoder;         // per table media item
   std::vector<length_t> output_tokens;             // per table media item
-  std::vector<index_t> phase_index;                // per table media: index in its encoder
+  uninit_vector<index_t> phase_index;              // per table media: index in its encoder
   std::vector<std::vector<index_t>> encoder_media; // per encoder: table media, in order
   std::vector<encoder_items> encoders;             // per encoder
   std::vector<length_t> sequence_length;           // per example
   std::vector<cost_t> llm_costs;                   // per example
-  std::vector<bytes_t> text_bytes;                 // per example, owner → LLM
-  std::vector<bytes_t> example_feature_bytes;      // per example: Σ feature bytes of its media
+  // Read in place (never moved into a result): written by index without zero-filling first.
+  uninit_vector<bytes_t> text_bytes;            // per example, owner → LLM
+  uninit_vector<bytes_t> example_feature_bytes; // per example: Σ feature bytes of its media
 };
 
+/// The largest length l for which `cost(l)` needs no 128-bit arithmetic: l ≤ 2^31 and each of
+/// the three terms at most max_cost / 3, so linear·l + quadratic·l² + per_item evaluated in
+/// int64 cannot overflow and equals the model's value. -1 (no such l is assumed) for negative
+/// coefficients (an unvalidated model: every cost then goes through the model's call).
+/// Complexity: O(1) (a 32-step integer square root).
+[[nodiscard]] inline length_t cost_safe_length(const attention_cost& cost) noexcept {
+  constexpr cost_t third = max_cost / 3;
+  if (cost.linear < 0 || cost.quadratic < 0 || cost.per_item < 0 || cost.per_item > third) {
+    return -1;
+  }
+  length_t bound = length_t{1} << 31;
+  if (cost.linear > 0) {
+    bound = std::min(bound, third / cost.linear);
+  }
+  if (cost.quadratic > 0) {
+    // The largest r ≤ 2^31 with r² ≤ third / quadratic (r² ≤ 2^62: no overflow).
+    const cost_t most = third / cost.quadratic;
+    length_t lo = 0;
+    length_t hi = length_t{1} << 31;
+    while (lo < hi) {
+      const length_t mid = lo + (hi - lo + 1) / 2;
+      if (mid * mid <= most) {
+        lo = mid;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    bound = std::min(bound, lo);
+  }
+  return bound;
+}
+
+/// An encoder's coefficients for resolve_inputs, with `safe`: the largest input length for
+/// which the output tokens, the cost and both byte sizes fit in int64 (-1 when the model is
+/// not validated). Items up to it skip every overflow check.
+struct encoder_terms {
+  length_t safe = -1;
+  length_t divisor = 1;
+  length_t extra = 0;
+  length_t limit = max_cost; ///< max_output_tokens, or no limit
+  bytes_t input_per_unit = 0;
+  bytes_t feature_per_token = 0;
+  attention_cost cost;
+
+  explicit encoder_terms(const encoder_model& enc)
+      : divisor(enc.output_divisor), extra(enc.output_extra),
+        limit(enc.max_output_tokens > 0 ? enc.max_output_tokens : max_cost),
+        input_per_unit(enc.input_bytes_per_unit), feature_per_token(enc.feature_bytes_per_token),
+        cost(enc.cost) {
+    constexpr length_t most = max_cost;
+    if (divisor <= 0 || extra < 0 || input_per_unit < 0 || feature_per_token < 0) {
+      return;
+    }
+    // out = ceil(l / divisor) + extra ≤ l + extra; input = l · input_per_unit;
+    // feature = out · feature_per_token.
+    safe = std::min(cost_safe_length(cost), most - extra);
+    if (input_per_unit > 0) {
+      safe = std::min(safe, most / input_per_unit);
+    }
+    if (feature_per_token > 0) {
+      safe = std::min(safe, most / feature_per_token - extra);
+    }
+  }
+};
+
+/// What resolve_inputs computes for one media item.
+struct media_quantities {
+  length_t out = 0;
+  cost_t cost = 0;
+  bytes_t input = 0;
+  bytes_t feature = 0;
+};
+
+/// resolve_inputs' quantities of media item `m` (encoder `e`) with the model's checked calls,
+/// in their order, for the items the fast path does not cover (beyond encoder_terms::safe,
+/// or over the output limit): throws the first error, naming the example.
+[[nodiscard]] [[gnu::noinline]] inline media_quantities
+checked_media(const item_table& table, const model_description& model, std::size_t e,
+              std::size_t m) {
+  const auto& names = table.field_names();
+  const auto& enc = model.encoders[e];
+  const index_t example = table.media_examples()[m];
+  const length_t length = table.media_lengths()[m];
+  media_quantities q;
+  q.out = enc.output_tokens(length);
+  if (enc.max_output_tokens > 0 && q.out > enc.max_output_tokens) {
+    throw_invalid_argument("orchestrate: example ", example, " has a '",
+                           names[static_cast<std::size_t>(table.media_fields()[m])],
+                           "' item of length ", length, " whose ", q.out,
+                           " output tokens exceed encoder '", enc.name, "' limit of ",
+                           enc.max_output_tokens);
+  }
+  try {
+    q.cost = enc.cost(length);
+  } catch (const overflow& err) {
+    throw_overflow("orchestrate: example ", example, ", encoder '", enc.name, "': ", err.what());
+  }
+  q.input = checked_mul(length, enc.input_bytes_per_unit, "orchestrate: input bytes");
+  q.feature = checked_mul(q.out, enc.feature_bytes_per_token, "orchestrate: feature bytes");
+  return q;
+}
+
+/// The checks of resolve_inputs for example `x`, in their order (`in` holds every media
+/// item's output tokens and feature bytes): they throw the error the fast path saw.
+[[noreturn]] [[gnu::noinline]] inline void throw_example_error(const item_table& table,
+                                                               const model_description& model,
+                                                               const step_inputs& in,
+                                                               std::size_t x) {
+  const auto offsets = table.media_offsets();
+  length_t l = table.text_lengths()[x];
+  bytes_t features = 0;
+  for (auto m = static_cast<std::size_t>(offsets[x]); m < static_cast<std::size_t>(offsets[x + 1]);
+       ++m) {
+    l = checked_add(l, in.output_tokens[m], "orchestrate: sequence");
+    const auto& items = in.encoders[static_cast<std::size_t>(in.media_encoder[m])];
+    features =
+        checked_add(features, items.feature_bytes[static_cast<std::size_t>(in.phase_index[m])],
+                    "orchestrate: feature bytes");
+  }
+  try {
+    static_cast<void>(model.llm.cost(l));
+  } catch (const overflow& err) {
+    throw_overflow("orchestrate: example ", x, ", LLM sequence of ", l, " tokens: ", err.what());
+  }
+  static_cast<void>(checked_mul(table.text_lengths()[x], model.llm.text_bytes_per_token,
+                                "orchestrate: text bytes"));
+  ORCH_ASSERT(false);
+  throw_overflow("orchestrate: example ", x, ": a sequence quantity exceeds 2^63 - 1");
+}
+
 /// Resolves every media item to its encoder and computes costs, output tokens, sequence
-/// lengths and bytes. Two passes over the media (count per encoder, then fill), no growth.
+/// lengths and bytes.
+///
+/// Two passes: the encoder of every media item (so an unconsumed field is reported before
+/// anything else), then one walk over the examples and their media for everything else.
+/// Media arrays are reserved and appended to, never zero-filled first. Lengths up to an
+/// encoder's safe bound (encoder_terms) need no overflow check; other items, and items over
+/// the output limit, go through the model's checked calls (checked_media), which throw the
+/// exact error right away — media errors come in media order. Example sums carry overflow
+/// flags instead; an example out of range is reported only after every media item passed, as
+/// a pass over the media followed by one over the examples would.
 /// Complexity: O(examples + media + fields · encoders).
 /// Throws: as orchestrate (naming the example).
 inline step_inputs resolve_inputs(const item_table& table, const model_description& model) {
@@ -55,10 +197,9 @@ inline step_inputs resolve_inputs(const item_table& table, const model_descripti
   const auto example_of = table.media_examples();
   const std::size_t media = fields.size();
   const std::size_t encoders = model.encoders.size();
-  in.media_encoder.resize(media);
-  in.output_tokens.resize(media);
-  in.phase_index.resize(media);
-  std::vector<std::size_t> count(encoders, 0);
+  in.media_encoder.reserve(media);
+  in.phase_index.resize(media); // every entry written below
+  std::vector<index_t> count(encoders, 0);
   for (std::size_t m = 0; m < media; ++m) {
     const auto field = static_cast<std::size_t>(fields[m]);
     const std::int32_t e = encoder_of_field[field];
@@ -66,79 +207,93 @@ inline step_inputs resolve_inputs(const item_table& table, const model_descripti
       throw_invalid_argument("orchestrate: example ", example_of[m], " has a '", names[field],
                              "' item, a field no encoder of the model consumes");
     }
-    in.media_encoder[m] = e;
-    in.phase_index[m] = static_cast<index_t>(count[static_cast<std::size_t>(e)]++);
+    in.media_encoder.push_back(e);
+    in.phase_index[m] = count[static_cast<std::size_t>(e)]++;
   }
+  std::vector<encoder_terms> terms;
+  terms.reserve(encoders);
   in.encoder_media.resize(encoders);
   in.encoders.resize(encoders);
   for (std::size_t e = 0; e < encoders; ++e) {
-    in.encoder_media[e].resize(count[e]);
+    const auto n = static_cast<std::size_t>(count[e]);
+    in.encoder_media[e].reserve(n);
     auto& items = in.encoders[e];
-    items.example.resize(count[e]);
-    items.costs.resize(count[e]);
-    items.input_bytes.resize(count[e]);
-    items.feature_bytes.resize(count[e]);
+    items.example.reserve(n);
+    items.costs.reserve(n);
+    items.input_bytes.reserve(n);
+    items.feature_bytes.reserve(n);
+    terms.emplace_back(model.encoders[e]);
   }
-  for (std::size_t m = 0; m < media; ++m) {
-    const auto e = static_cast<std::size_t>(in.media_encoder[m]);
-    const auto& enc = model.encoders[e];
-    const auto i = static_cast<std::size_t>(in.phase_index[m]);
-    const length_t length = lengths[m];
-    const length_t out = enc.output_tokens(length);
-    if (enc.max_output_tokens > 0 && out > enc.max_output_tokens) {
-      throw_invalid_argument("orchestrate: example ", example_of[m], " has a '",
-                             names[static_cast<std::size_t>(fields[m])], "' item of length ",
-                             length, " whose ", out, " output tokens exceed encoder '", enc.name,
-                             "' limit of ", enc.max_output_tokens);
-    }
-    auto& items = in.encoders[e];
-    try {
-      items.costs[i] = enc.cost(length);
-    } catch (const overflow& err) {
-      throw_overflow("orchestrate: example ", example_of[m], ", encoder '", enc.name,
-                     "': ", err.what());
-    }
-    in.output_tokens[m] = out;
-    in.encoder_media[e][i] = static_cast<index_t>(m);
-    items.example[i] = example_of[m];
-    items.input_bytes[i] =
-        checked_mul(length, enc.input_bytes_per_unit, "orchestrate: input bytes");
-    items.feature_bytes[i] =
-        checked_mul(out, enc.feature_bytes_per_token, "orchestrate: feature bytes");
-  }
+  const length_t llm_safe = cost_safe_length(model.llm.cost);
   const auto text = table.text_lengths();
   const auto offsets = table.media_offsets();
   const std::size_t examples = text.size();
+  in.output_tokens.reserve(media);
+  // Written by index below: GCC keeps four appends per example out of line (a call each),
+  // which costs more than zero-filling the two arrays that are moved into the plan.
   in.sequence_length.resize(examples);
   in.llm_costs.resize(examples);
   in.text_bytes.resize(examples);
   in.example_feature_bytes.resize(examples);
+  std::size_t bad_example = examples; // the first example whose sums are out of range
   for (std::size_t x = 0; x < examples; ++x) {
+    bool overflowed = false; // a sum of the example passed 2^63 - 1
     length_t l = text[x];
     bytes_t features = 0;
-    for (auto m = static_cast<std::size_t>(offsets[x]);
-         m < static_cast<std::size_t>(offsets[x + 1]); ++m) {
-      l = checked_add(l, in.output_tokens[m], "orchestrate: sequence");
-      const auto& items = in.encoders[static_cast<std::size_t>(in.media_encoder[m])];
-      features =
-          checked_add(features, items.feature_bytes[static_cast<std::size_t>(in.phase_index[m])],
-                      "orchestrate: feature bytes");
+    const auto media_end = static_cast<std::size_t>(offsets[x + 1]);
+    for (auto m = static_cast<std::size_t>(offsets[x]); m < media_end; ++m) {
+      const auto e = static_cast<std::size_t>(in.media_encoder[m]);
+      const encoder_terms& t = terms[e];
+      const length_t length = lengths[m];
+      media_quantities q;
+      if (length <= t.safe) { // lengths are non-negative (item_table checks them)
+        q.out = ceil_div(length, t.divisor) + t.extra;
+        q.cost = t.cost.linear * length + t.cost.quadratic * length * length + t.cost.per_item;
+        q.input = length * t.input_per_unit;
+        q.feature = q.out * t.feature_per_token;
+      }
+      if (length > t.safe || q.out > t.limit) {
+        q = checked_media(table, model, e, m); // throws over the limit
+      }
+      auto& items = in.encoders[e];
+      in.output_tokens.push_back(q.out);
+      in.encoder_media[e].push_back(static_cast<index_t>(m));
+      items.example.push_back(static_cast<index_t>(x));
+      items.costs.push_back(q.cost);
+      items.input_bytes.push_back(q.input);
+      items.feature_bytes.push_back(q.feature);
+      overflowed |= __builtin_add_overflow(l, q.out, &l);
+      overflowed |= __builtin_add_overflow(features, q.feature, &features);
+    }
+    cost_t llm_cost = 0;
+    overflowed |=
+        __builtin_mul_overflow(text[x], model.llm.text_bytes_per_token, &in.text_bytes[x]);
+    if (l <= llm_safe && !overflowed) {
+      const auto& c = model.llm.cost;
+      llm_cost = c.linear * l + c.quadratic * l * l + c.per_item;
+    } else if (!overflowed) {
+      try {
+        llm_cost = model.llm.cost(l);
+      } catch (...) {
+        // Reported after every media item passed, by throw_example_error's same call.
+        overflowed = true;
+      }
+    }
+    if (overflowed && bad_example == examples) {
+      bad_example = x;
     }
     in.sequence_length[x] = l;
-    try {
-      in.llm_costs[x] = model.llm.cost(l);
-    } catch (const overflow& err) {
-      throw_overflow("orchestrate: example ", x, ", LLM sequence of ", l, " tokens: ", err.what());
-    }
-    in.text_bytes[x] =
-        checked_mul(text[x], model.llm.text_bytes_per_token, "orchestrate: text bytes");
+    in.llm_costs[x] = llm_cost;
     in.example_feature_bytes[x] = features;
+  }
+  if (bad_example < examples) {
+    throw_example_error(table, model, in, bad_example);
   }
   return in;
 }
 
 /// The examples on their owner rank, in local-index order (the table is validated: local
-/// indices of a rank are exactly 0..count−1).
+/// indices of a rank are exactly 0..count−1, so an example's slot is its local index).
 /// Complexity: O(examples + ranks).
 inline layout owner_layout(const item_table& table, rank_t ranks) {
   const auto owners = table.owners();
@@ -150,61 +305,85 @@ inline layout owner_layout(const item_table& table, rank_t ranks) {
   for (std::size_t r = 0; r < static_cast<std::size_t>(ranks); ++r) {
     first[r + 1] += first[r];
   }
-  std::vector<index_t> order(owners.size());
+  uninit_vector<index_t> order(owners.size()); // a permutation: every entry written once
   for (std::size_t x = 0; x < owners.size(); ++x) {
     order[static_cast<std::size_t>(first[static_cast<std::size_t>(owners[x])] + local[x])] =
         static_cast<index_t>(x);
   }
-  return layout_access::from_order(ranks, std::vector<rank_t>(owners.begin(), owners.end()),
+  return layout_access::from_parts(ranks, uninit_vector<rank_t>(owners.begin(), owners.end()),
+                                   uninit_vector<index_t>(local.begin(), local.end()),
                                    std::move(first), std::move(order));
 }
 
 /// Per encoder: the layout of its items (phase item i ↔ table media `encoder_media[e][i]`)
 /// on the rank of their example in `examples_layout`, ordered there by (slot of the example,
-/// position in the example). One walk over the examples serves every encoder.
+/// position in the example). One walk over the examples serves every encoder and writes
+/// every array of every layout once (rank and slot of each item, the order, the offsets).
 /// Complexity: O(examples + media + encoders · ranks).
 inline std::vector<layout> media_layouts_following(const item_table& table, const step_inputs& in,
                                                    const layout& examples_layout) {
   const rank_t ranks = examples_layout.ranks();
   const std::size_t encoders = in.encoder_media.size();
   struct building {
-    std::vector<rank_t> rank_of;
+    uninit_vector<rank_t> rank_of;
+    uninit_vector<index_t> slot_of;
     std::vector<index_t> first;
-    std::vector<index_t> order;
+    uninit_vector<index_t> order;
   };
   std::vector<building> out(encoders);
   for (std::size_t e = 0; e < encoders; ++e) {
     out[e].rank_of.resize(in.encoder_media[e].size());
+    out[e].slot_of.resize(in.encoder_media[e].size());
     out[e].first.resize(static_cast<std::size_t>(ranks) + 1);
     out[e].order.resize(in.encoder_media[e].size());
   }
-  std::vector<std::size_t> cursor(encoders, 0);
+  // Per encoder: the next position in its order, the first one of the current rank, and the
+  // arrays (raw pointers, so that the loop's stores do not reload the vectors).
+  struct cursor {
+    index_t next = 0;
+    index_t rank_first = 0;
+    rank_t* rank_of = nullptr;
+    index_t* slot_of = nullptr;
+    index_t* order = nullptr;
+  };
+  std::vector<cursor> at(encoders);
+  for (std::size_t e = 0; e < encoders; ++e) {
+    at[e].rank_of = out[e].rank_of.data();
+    at[e].slot_of = out[e].slot_of.data();
+    at[e].order = out[e].order.data();
+  }
   const auto order = examples_layout.order();
   const auto first = examples_layout.first_on();
   const auto offsets = table.media_offsets();
+  const std::int32_t* const encoder_of = in.media_encoder.data();
+  const index_t* const phase_index = in.phase_index.data();
   // Each rank's examples in slot order and their media in order: that is the slot order.
   for (std::size_t r = 0; r + 1 < first.size(); ++r) {
     for (std::size_t e = 0; e < encoders; ++e) {
-      out[e].first[r] = static_cast<index_t>(cursor[e]);
+      out[e].first[r] = at[e].next;
+      at[e].rank_first = at[e].next;
     }
-    for (auto p = static_cast<std::size_t>(first[r]); p < static_cast<std::size_t>(first[r + 1]);
-         ++p) {
+    const auto end = static_cast<std::size_t>(first[r + 1]);
+    for (auto p = static_cast<std::size_t>(first[r]); p < end; ++p) {
       const auto x = static_cast<std::size_t>(order[p]);
-      for (auto m = static_cast<std::size_t>(offsets[x]);
-           m < static_cast<std::size_t>(offsets[x + 1]); ++m) {
-        const auto e = static_cast<std::size_t>(in.media_encoder[m]);
-        const index_t i = in.phase_index[m];
-        out[e].rank_of[static_cast<std::size_t>(i)] = static_cast<rank_t>(r);
-        out[e].order[cursor[e]++] = i;
+      const auto media_end = static_cast<std::size_t>(offsets[x + 1]);
+      for (auto m = static_cast<std::size_t>(offsets[x]); m < media_end; ++m) {
+        cursor& c = at[static_cast<std::size_t>(encoder_of[m])];
+        const index_t i = phase_index[m];
+        const index_t position = c.next++;
+        c.rank_of[i] = static_cast<rank_t>(r);
+        c.slot_of[i] = position - c.rank_first;
+        c.order[position] = i;
       }
     }
   }
   std::vector<layout> layouts;
   layouts.reserve(encoders);
   for (std::size_t e = 0; e < encoders; ++e) {
-    out[e].first[static_cast<std::size_t>(ranks)] = static_cast<index_t>(cursor[e]);
-    layouts.push_back(layout_access::from_order(ranks, std::move(out[e].rank_of),
-                                                std::move(out[e].first), std::move(out[e].order)));
+    out[e].first[static_cast<std::size_t>(ranks)] = at[e].next;
+    layouts.push_back(layout_access::from_parts(ranks, std::move(out[e].rank_of),
+                                                std::move(out[e].slot_of), std::move(out[e].first),
+                                                std::move(out[e].order)));
   }
   return layouts;
 }
