@@ -155,3 +155,34 @@ TEST_CASE("local_search: malformed starts throw") {
   CHECK_THROWS_AS((void)orch::local_search(c, 2, std::vector<rank_t>{0, 2, 1}),
                   orch::invalid_argument);
 }
+
+TEST_CASE("local_searcher: same assignment and largest load as local_search, buffers reused") {
+  // One searcher over instances of changing size (as node_first uses it, one per node), few
+  // and many items per bin (per-bin list sorts and the global order), with and without a
+  // target, and runs that end in a local optimum after pair steps (so cached pairs are left
+  // behind for the next instance): every run must match a fresh local_search.
+  orch::detail::local_searcher searcher;
+  for (std::uint64_t seed = 1; seed <= 400; ++seed) {
+    std::mt19937_64 rng(seed);
+    const bool stuck = seed % 2 == 1; // few bins, few items, ample budget: pair steps and stops
+    const auto bins = static_cast<rank_t>(orch::test::uniform_int(rng, 1, stuck ? 4 : 24));
+    const auto per_bin = orch::test::uniform_int(rng, 0, stuck ? 5 : (seed % 3 == 0 ? 120 : 12));
+    const auto n = static_cast<std::size_t>(per_bin * bins);
+    const auto c = orch::test::uniform_costs(seed, n, 0, seed % 4 < 2 ? 50 : 1'000'000);
+    std::vector<rank_t> start(n);
+    for (auto& b : start) {
+      b = static_cast<rank_t>(orch::test::uniform_int(rng, 0, bins - 1));
+    }
+    orch::local_search_options options;
+    options.work_budget = stuck ? 1'000'000 : orch::test::uniform_int(rng, 50, 200'000);
+    options.partners = stuck ? 0 : static_cast<rank_t>(orch::test::uniform_int(rng, 0, 3));
+    options.repartition_items = stuck && seed % 4 == 1 ? 0 : 10;
+    options.target = seed % 8 == 0 ? orch::lower_bound(c, bins) + 5 : 0;
+    CAPTURE(seed);
+    CAPTURE(n);
+    const auto expected = orch::local_search(c, bins, start, options);
+    const cost_t top = searcher.run(c, bins, start, options);
+    CHECK(top == expected.max_load);
+    CHECK(searcher.bin_of() == expected.bin_of);
+  }
+}

@@ -38,38 +38,31 @@ inline void check_item_arrays(std::span<const rank_t> current_rank,
 }
 
 /// check_item_arrays plus costs of the same length, non-negative, with a representable sum.
-/// One branch-free pass decides whether everything is valid; only invalid input takes the
-/// item-by-item checks, which find and name the first problem.
+/// One branch-free pass decides whether everything is valid; only input it cannot accept
+/// takes the item-by-item checks, which find and name the first problem (or accept it).
+///
+/// Why it is sound: a rank cast to unsigned is below the rank count only if it is in
+/// [0, ranks); the OR of all costs (bytes) has the sign bit set iff one is negative, and is at
+/// least every single one, so n · OR ≤ INT64_MAX bounds the sum. Inputs whose values are too
+/// large for that bound go to the exact checks.
 inline void check_balance_input(std::span<const cost_t> costs, std::span<const rank_t> current_rank,
                                 std::span<const bytes_t> item_bytes, const topology& topo,
                                 const char* where) {
-  constexpr std::size_t max_fast = std::size_t{1} << 31; // the split sums below cannot wrap
-  if (costs.size() == current_rank.size() && item_bytes.size() == current_rank.size() &&
-      costs.size() < max_fast) {
-    const rank_t ranks = topo.ranks();
-    unsigned bad = 0;
-    // Sums split into 32-bit halves: each half-sum of fewer than 2^31 values fits 64 bits, and
-    // the loop has no carries or branches (it vectorises).
-    std::uint64_t cost_high = 0;
-    std::uint64_t cost_low = 0;
-    std::uint64_t bytes_high = 0;
-    std::uint64_t bytes_low = 0;
-    constexpr std::uint64_t low_mask = 0xFFFF'FFFFU;
+  if (costs.size() == current_rank.size() && item_bytes.size() == current_rank.size()) {
+    const auto ranks = static_cast<std::uint32_t>(topo.ranks());
+    std::uint32_t bad = 0;
+    std::uint64_t cost_or = 0;
+    std::uint64_t bytes_or = 0;
     for (std::size_t i = 0; i < costs.size(); ++i) {
-      bad |= static_cast<unsigned>(current_rank[i] < 0) |
-             static_cast<unsigned>(current_rank[i] >= ranks) |
-             static_cast<unsigned>(item_bytes[i] < 0) | static_cast<unsigned>(costs[i] < 0);
-      const auto c = static_cast<std::uint64_t>(costs[i]);
-      const auto b = static_cast<std::uint64_t>(item_bytes[i]);
-      cost_high += c >> 32;
-      cost_low += c & low_mask;
-      bytes_high += b >> 32;
-      bytes_low += b & low_mask;
+      bad |= static_cast<std::uint32_t>(static_cast<std::uint32_t>(current_rank[i]) >= ranks);
+      cost_or |= static_cast<std::uint64_t>(costs[i]);
+      bytes_or |= static_cast<std::uint64_t>(item_bytes[i]);
     }
+    constexpr std::uint64_t sign = std::uint64_t{1} << 63;
     constexpr int128 limit = std::numeric_limits<std::int64_t>::max();
-    const int128 total_cost = (int128{cost_high} << 32) + cost_low;
-    const int128 total_bytes = (int128{bytes_high} << 32) + bytes_low;
-    if (bad == 0 && total_cost <= limit && total_bytes <= limit) {
+    const auto n = static_cast<int128>(costs.size());
+    if (bad == 0 && ((cost_or | bytes_or) & sign) == 0 &&
+        n * static_cast<int128>(cost_or) <= limit && n * static_cast<int128>(bytes_or) <= limit) {
       return;
     }
   }

@@ -22,65 +22,80 @@
 namespace orch::detail {
 
 /// The items a node over its capacity sheds: their cost must cover `need`; the fewest bytes
-/// is a knapsack-cover problem, solved greedily: cheapest bytes per cost first, larger cost
-/// first among equals, each item only if it does not overshoot what is still needed; then,
+/// is a knapsack-cover problem, solved greedily: cheapest bytes per cost first (the reverse of
+/// keep_before: smaller cost, then higher index, among equals), each item only if it does not
+/// overshoot what is still needed; then,
 /// if something is still needed, the single remaining item with the fewest bytes that covers
 /// it. Items above `largest` (the most room any other node has) are not shed when the others
 /// can cover the need. `items` are the node's items; returns the shed ones.
-[[nodiscard]] inline std::vector<std::size_t> shed_cover(std::vector<std::size_t> items,
+[[nodiscard]] inline std::vector<std::size_t> shed_cover(std::span<const index_t> items,
                                                          cost_t need, cost_t largest,
                                                          std::span<const cost_t> costs,
                                                          std::span<const bytes_t> item_bytes) {
   std::vector<std::size_t> shed;
   // Items costing more than `largest` could go nowhere; they stay unless nothing else covers.
   cost_t placeable = 0;
-  for (const std::size_t i : items) {
+  for (const auto x : items) {
+    const auto i = static_cast<std::size_t>(x);
     placeable += costs[i] <= largest ? costs[i] : 0; // ≤ Σ costs, checked by the caller
   }
-  std::erase_if(items, [&](std::size_t i) {
-    return costs[i] == 0 || (placeable >= need && costs[i] > largest);
+  // Shed order: the reverse of the keep order (fewest bytes per cost first, then smaller
+  // cost, then higher index), on contiguous records. For values below 2^53 the double
+  // quotient is the correctly rounded ratio, so it never decreases as the exact ratio grows:
+  // where two quotients differ they order the items as the exact ratios do, and only equal
+  // quotients need the exact products.
+  struct record {
+    double ratio;
+    cost_t cost;
+    bytes_t bytes;
+    std::size_t index;
+  };
+  constexpr std::int64_t exact = std::int64_t{1} << 53;
+  bool doubles = true;
+  std::vector<record> pool; // the items that may be shed
+  pool.reserve(items.size());
+  for (const auto x : items) {
+    const auto i = static_cast<std::size_t>(x);
+    if (costs[i] != 0 && (placeable < need || costs[i] <= largest)) {
+      doubles = doubles && costs[i] < exact && item_bytes[i] < exact;
+      pool.push_back({static_cast<double>(item_bytes[i]) / static_cast<double>(costs[i]), costs[i],
+                      item_bytes[i], i});
+    }
+  }
+  std::sort(pool.begin(), pool.end(), [doubles](const record& a, const record& b) {
+    if (doubles && a.ratio != b.ratio) {
+      return a.ratio < b.ratio;
+    }
+    const int128 lhs = int128{b.bytes} * a.cost;
+    const int128 rhs = int128{a.bytes} * b.cost;
+    if (lhs != rhs) {
+      return lhs > rhs;
+    }
+    return a.cost != b.cost ? a.cost < b.cost : a.index > b.index;
   });
-  std::sort(items.begin(), items.end(), [&](std::size_t a, std::size_t b) {
-    return keep_before(b, a, costs, item_bytes); // the reverse of the keep order
-  });
-  std::vector<char> taken(items.size(), 0);
-  for (std::size_t x = 0; x < items.size() && need > 0; ++x) {
-    if (costs[items[x]] <= need) {
-      need -= costs[items[x]];
+  std::vector<char> taken(pool.size(), 0);
+  for (std::size_t x = 0; x < pool.size() && need > 0; ++x) {
+    if (pool[x].cost <= need) {
+      need -= pool[x].cost;
       taken[x] = 1;
-      shed.push_back(items[x]);
+      shed.push_back(pool[x].index);
     }
   }
   if (need > 0) {
     // Every item not taken costs more than what is still needed (it was skipped when the
     // need was at least as large), so any of them covers it: take the one with fewest bytes.
-    std::size_t best = items.size();
-    for (std::size_t x = 0; x < items.size(); ++x) {
-      const auto better = [&] {
-        const std::size_t i = items[x];
-        const std::size_t b = items[best];
-        return item_bytes[i] != item_bytes[b] ? item_bytes[i] < item_bytes[b]
-               : costs[i] != costs[b]         ? costs[i] < costs[b]
-                                              : i < b;
-      };
-      if (taken[x] == 0 && (best == items.size() || better())) {
-        best = x;
-      }
+    const record* best = nullptr;
+    for (std::size_t x = 0; x < pool.size(); ++x) {
+      const record& r = pool[x];
+      const bool better = best == nullptr || (r.bytes != best->bytes ? r.bytes < best->bytes
+                                              : r.cost != best->cost ? r.cost < best->cost
+                                                                     : r.index < best->index);
+      best = taken[x] == 0 && better ? &r : best;
     }
-    ORCH_ASSERT(best != items.size());
-    shed.push_back(items[best]);
+    ORCH_ASSERT(best != nullptr);
+    shed.push_back(best->index);
   }
   return shed;
-}
-
-/// True when some of the g bins of `bin_of` holds more than `target`.
-[[nodiscard]] inline bool over_target(std::span<const cost_t> costs, std::span<const rank_t> bin_of,
-                                      std::size_t g, cost_t target) {
-  std::vector<cost_t> load(g, 0);
-  for (std::size_t j = 0; j < bin_of.size(); ++j) {
-    load[static_cast<std::size_t>(bin_of[j])] += costs[j];
-  }
-  return *std::max_element(load.begin(), load.end()) > target;
 }
 
 /// Last resort for an assignment with ranks above `target`: orch::local_search over all ranks
@@ -92,11 +107,11 @@ namespace orch::detail {
   options.target = target;
   options.partners = 64; // at thousands of ranks the least-loaded few hold the good moves
   options.work_budget = 16 * static_cast<std::int64_t>(costs.size()) + 200'000;
-  auto improved = local_search(costs, ranks, start, options);
-  if (improved.max_load > target) {
+  local_searcher search; // the input was validated by the caller
+  if (search.run(costs, ranks, start, options) > target) {
     return {};
   }
-  return std::move(improved.bin_of);
+  return search.take_bin_of();
 }
 
 /// Candidate "node first": fix the node totals first, then each node's ranks.
@@ -129,15 +144,17 @@ struct node_first_result {
     node_of_item[i] = node[static_cast<std::size_t>(current_rank[i])];
   }
   const auto by_node = items_by_key(node_of_item, nodes);
+  // A node's items, in increasing index: a slice of by_node.order.
+  const auto members = [&](std::size_t nd) {
+    const auto first = static_cast<std::size_t>(by_node.first[nd]);
+    const auto last = static_cast<std::size_t>(by_node.first[nd + 1]);
+    return std::span<const index_t>(by_node.order).subspan(first, last - first);
+  };
   std::vector<int128> spare(nodes);
-  std::vector<std::vector<std::size_t>> members(nodes);
   for (std::size_t nd = 0; nd < nodes; ++nd) {
     spare[nd] = int128{topo.ranks_per_node(static_cast<rank_t>(nd))} * target;
-    for (auto x = static_cast<std::size_t>(by_node.first[nd]);
-         x < static_cast<std::size_t>(by_node.first[nd + 1]); ++x) {
-      const auto i = static_cast<std::size_t>(by_node.order[x]);
-      members[nd].push_back(i);
-      spare[nd] -= costs[i];
+    for (const index_t i : members(nd)) {
+      spare[nd] -= costs[static_cast<std::size_t>(i)];
     }
   }
 
@@ -154,7 +171,7 @@ struct node_first_result {
       continue;
     }
     for (const std::size_t i :
-         shed_cover(members[nd], static_cast<cost_t>(-spare[nd]), largest, costs, item_bytes)) {
+         shed_cover(members(nd), static_cast<cost_t>(-spare[nd]), largest, costs, item_bytes)) {
       gone[i] = 1;
       leaving.push_back(i);
       spare[nd] += costs[i];
@@ -184,13 +201,16 @@ struct node_first_result {
   std::vector<std::size_t> items;
   std::vector<cost_t> sub_costs;
   std::vector<rank_t> start;
+  std::vector<cost_t> load;
+  local_searcher search; // one engine for every node: its buffers are reused
   for (std::size_t nd = 0; nd < nodes; ++nd) {
     const auto ranks = topo.ranks_on(static_cast<rank_t>(nd));
     const auto g = ranks.size();
     items.clear();
     start.clear();
-    std::vector<cost_t> load(g, 0);
-    for (const std::size_t i : members[nd]) {
+    load.assign(g, 0);
+    for (const index_t x : members(nd)) {
+      const auto i = static_cast<std::size_t>(x);
       if (gone[i] == 0) {
         const rank_t l = local[static_cast<std::size_t>(current_rank[i])];
         items.push_back(i);
@@ -213,8 +233,9 @@ struct node_first_result {
       local_search_options options;
       options.target = target;
       options.work_budget = 64 * static_cast<std::int64_t>(items.size()) + 20'000;
-      start = local_search(sub_costs, static_cast<rank_t>(g), start, options).bin_of;
-      short_of_target = short_of_target || over_target(sub_costs, start, g, target);
+      const cost_t top = search.run(sub_costs, static_cast<rank_t>(g), start, options);
+      start.assign(search.bin_of().begin(), search.bin_of().end());
+      short_of_target = short_of_target || top > target;
     }
     for (std::size_t j = 0; j < items.size(); ++j) {
       rank_of[items[j]] = ranks[static_cast<std::size_t>(start[j])];

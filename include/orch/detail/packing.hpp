@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
+#include <memory_resource>
 #include <set>
 #include <span>
 #include <utility>
@@ -90,6 +91,8 @@ struct node_item {
 class best_fit {
 public:
   void add(rank_t rank, cost_t room) { rooms_.emplace(room, rank); }
+  /// add() for a (room, rank) after every one added so far: amortised O(1) instead of O(log).
+  void add_largest(rank_t rank, cost_t room) { rooms_.emplace_hint(rooms_.end(), room, rank); }
   /// The rank the item goes to (its room shrinks), or -1 when it fits nowhere.
   rank_t take(cost_t cost) {
     const auto it = rooms_.lower_bound({cost, -1});
@@ -106,7 +109,7 @@ public:
 private:
   using entry = std::pair<cost_t, rank_t>;
   // Re-keys the entry in place (its node is reused: no allocation per item).
-  rank_t shrink(std::set<entry>::iterator it, cost_t cost) {
+  rank_t shrink(std::pmr::set<entry>::iterator it, cost_t cost) {
     auto node = rooms_.extract(it);
     node.value().first -= cost;
     const rank_t rank = node.value().second;
@@ -114,7 +117,9 @@ private:
     return rank;
   }
 
-  std::set<std::pair<cost_t, rank_t>> rooms_; // (room under the target, rank)
+  // Nodes come from one buffer that is released at once: no allocation per rank.
+  std::pmr::monotonic_buffer_resource nodes_;
+  std::pmr::set<entry> rooms_{&nodes_}; // (room under the target, rank)
 };
 
 /// The items (of positive cost) of every node whose load exceeds ranks_per_node × target,
@@ -159,9 +164,16 @@ struct over_capacity_items {
   }
   g.last = g.first;
   g.items.resize(static_cast<std::size_t>(total));
+  // Per rank: whether its node sheds (one byte read per item instead of a node lookup and a
+  // 128-bit comparison).
+  std::vector<char> sheds(node.size());
+  for (std::size_t r = 0; r < node.size(); ++r) {
+    sheds[r] = static_cast<char>(g.need[static_cast<std::size_t>(node[r])] > 0);
+  }
   for (std::size_t i = 0; i < costs.size(); ++i) {
-    const auto nd = static_cast<std::size_t>(node[static_cast<std::size_t>(current_rank[i])]);
-    if (g.need[nd] > 0 && costs[i] > 0) {
+    const auto r = static_cast<std::size_t>(current_rank[i]);
+    if (sheds[r] != 0 && costs[i] > 0) {
+      const auto nd = static_cast<std::size_t>(node[r]);
       g.items[static_cast<std::size_t>(g.last[nd]++)] = {costs[i], item_bytes[i], i, 0};
     }
   }
@@ -186,10 +198,9 @@ template <class It>
   constexpr std::size_t max_buckets = 4096;
   std::uint64_t low = ~std::uint64_t{0};
   std::uint64_t high = 0;
+  std::int64_t all = 0; // OR of every cost and size: at least the largest of them
   for (It it = begin; it != end; ++it) {
-    if (it->cost >= exact || it->bytes >= exact) {
-      return end;
-    }
+    all |= it->cost | it->bytes;
     const double ratio = static_cast<double>(it->bytes) / static_cast<double>(it->cost);
     const std::uint64_t bucket = std::bit_cast<std::uint64_t>(ratio) >> 48;
     it->slot = static_cast<std::size_t>(bucket);
@@ -197,6 +208,9 @@ template <class It>
       low = bucket < low ? bucket : low;
       high = bucket > high ? bucket : high;
     }
+  }
+  if (all >= exact) {
+    return end; // the quotients may be inexact (the buckets written are not used then)
   }
   // Buckets only need to grow with the ratio, so zero-byte items join the bucket just below
   // the lowest other one instead of stretching the histogram down to 0.

@@ -37,15 +37,14 @@ public:
   };
 
   /// `sorted`: every bin with its load, already in order.
+  /// The blocks of an earlier assign() are reused (local search may run many times).
   void assign(std::span<const entry> sorted) {
-    blocks_.clear();
+    blocks_.resize(std::max<std::size_t>(1, (sorted.size() + block_size - 1) / block_size));
+    blocks_[0].clear(); // stays empty when there are no bins
     for (std::size_t first = 0; first < sorted.size(); first += block_size) {
       const std::size_t last = std::min(sorted.size(), first + block_size);
-      blocks_.emplace_back(sorted.begin() + static_cast<std::ptrdiff_t>(first),
-                           sorted.begin() + static_cast<std::ptrdiff_t>(last));
-    }
-    if (blocks_.empty()) {
-      blocks_.emplace_back();
+      blocks_[first / block_size].assign(sorted.begin() + static_cast<std::ptrdiff_t>(first),
+                                         sorted.begin() + static_cast<std::ptrdiff_t>(last));
     }
   }
 

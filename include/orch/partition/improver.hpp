@@ -33,6 +33,9 @@ public:
            std::span<const cost_t> order_cost = {}, std::span<const rank_t> order_bin = {})
       : improver_steps(costs, bins, bin_of, rules, order, order_cost, order_bin) {}
 
+  /// An empty engine: reset() (improver_state) starts each search, reusing its buffers.
+  improver() = default;
+
   /// Improves until the critical bin's time is ≤ target_num / target_den, no step improves,
   /// or the meter runs out. Returns true when the target was reached.
   bool run(work_meter& meter, cost_t target_num, cost_t target_den, bool pair_moves,

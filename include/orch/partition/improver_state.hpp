@@ -24,20 +24,44 @@ namespace orch::detail {
 /// steps (improver_steps) and the search (improver) are built on top.
 class improver_state {
 public:
+  /// An empty state; reset() starts a search.
+  improver_state() = default;
+
   /// `order`: every item by cost descending, index ascending (computed when empty); the
   /// per-bin lists are filled in that order and so come out sorted without a sort per bin.
   /// `order_cost` and `order_bin`, when given, hold each item's cost and start bin in that
   /// order (LPT's trace), so the fill reads sequentially instead of by item index.
   improver_state(std::span<const cost_t> costs, rank_t bins, std::span<const rank_t> bin_of,
                  const bin_rules& rules, std::span<const std::uint32_t> order = {},
-                 std::span<const cost_t> order_cost = {}, std::span<const rank_t> order_bin = {})
-      : costs_(costs), rules_(rules),
-        plain_(!rules.has_counts() && !rules.has_resource() && !rules.has_speeds()),
-        bin_of_(bin_of.begin(), bin_of.end()), lists_(static_cast<std::size_t>(bins)),
-        load_(lists_.size(), 0), count_(lists_.size(), 0), res_(lists_.size(), 0),
-        pairs_(lists_.size()), pairs_valid_(lists_.size(), 0) {
+                 std::span<const cost_t> order_cost = {}, std::span<const rank_t> order_bin = {}) {
+    reset(costs, bins, bin_of, rules, order, order_cost, order_bin);
+  }
+
+  /// Starts over from `bin_of` (arguments as for the constructor), reusing the buffers of the
+  /// previous search: node_first runs one small search per node, where allocating and
+  /// clearing fresh arrays each time cost more than the searches themselves.
+  void reset(std::span<const cost_t> costs, rank_t bins, std::span<const rank_t> bin_of,
+             const bin_rules& rules, std::span<const std::uint32_t> order = {},
+             std::span<const cost_t> order_cost = {}, std::span<const rank_t> order_bin = {}) {
+    costs_ = costs;
+    rules_ = rules;
+    plain_ = !rules.has_counts() && !rules.has_resource() && !rules.has_speeds();
+    const auto k = static_cast<std::size_t>(bins);
+    bin_of_.assign(bin_of.begin(), bin_of.end());
+    lists_.resize(k); // every slot is set below
+    load_.assign(k, 0);
+    count_.assign(k, 0);
+    res_.assign(k, 0);
+    if (pairs_.size() < k) {
+      pairs_.resize(k); // kept across resets: each is rebuilt before use (pairs_valid_)
+    }
+    pairs_valid_.assign(k, 0);
+    pending_ = 0;
+    // Few items per bin and no order given: fill the lists in index order and sort each
+    // (a handful of items) instead of ordering all items first; same lists either way.
+    const bool sort_lists = order.size() != costs.size() && costs.size() <= sort_lists_max * k;
     std::vector<std::uint32_t> own;
-    if (order.size() != costs.size()) {
+    if (order.size() != costs.size() && !sort_lists) {
       own = order_desc(costs);
       order = own;
     }
@@ -47,13 +71,25 @@ public:
       ++count_[static_cast<std::size_t>(b)];
     }
     std::size_t offset = 0;
-    for (std::size_t b = 0; b < lists_.size(); ++b) {
+    for (std::size_t b = 0; b < k; ++b) {
       const auto c = static_cast<std::size_t>(count_[b]);
       lists_[b] = {offset, 0, c + slack(c)};
       offset += lists_[b].cap;
     }
-    arena_.resize(offset);
-    if (order_cost.size() == order.size() && order_bin.size() == order.size()) {
+    arena_.resize(offset); // old contents may stay: only [off, off + len) is ever read
+    if (sort_lists) {
+      for (std::size_t i = 0; i < bin_of_.size(); ++i) {
+        const auto b = static_cast<std::size_t>(bin_of_[i]);
+        auto& l = lists_[b];
+        arena_[l.off + l.len++] = {costs_[i], static_cast<std::uint32_t>(i)};
+        load_[b] += costs_[i];
+      }
+      for (const auto& l : lists_) {
+        const auto first = arena_.begin() + static_cast<std::ptrdiff_t>(l.off);
+        std::sort(first, first + static_cast<std::ptrdiff_t>(l.len),
+                  [](const entry& a, const entry& b) { return before(a, b); });
+      }
+    } else if (order_cost.size() == order.size() && order_bin.size() == order.size()) {
       for (std::size_t p = 0; p < order.size(); ++p) {
         ORCH_ASSERT(order_bin[p] == bin_of_[order[p]] && order_cost[p] == costs_[order[p]]);
         const auto b = static_cast<std::size_t>(order_bin[p]);
@@ -74,17 +110,26 @@ public:
         res_[static_cast<std::size_t>(bin_of_[i])] += rules_.res(i);
       }
     }
-    std::vector<bin_order::entry> sorted(lists_.size());
-    for (std::size_t b = 0; b < sorted.size(); ++b) {
-      sorted[b] = {load_[b], static_cast<rank_t>(b)};
+    sorted_.resize(k);
+    for (std::size_t b = 0; b < k; ++b) {
+      sorted_[b] = {load_[b], static_cast<rank_t>(b)};
     }
-    std::sort(sorted.begin(), sorted.end(), by_time{this});
-    order_.assign(sorted);
+    if (rules_.has_speeds()) {
+      std::sort(sorted_.begin(), sorted_.end(), by_time{this});
+    } else {
+      std::sort(sorted_.begin(), sorted_.end(), by_load{});
+    }
+    order_.assign(sorted_);
   }
 
   [[nodiscard]] const std::vector<rank_t>& bin_of() const noexcept { return bin_of_; }
   [[nodiscard]] std::vector<rank_t> take_bin_of() { return std::move(bin_of_); }
   [[nodiscard]] std::vector<cost_t> take_loads() { return std::move(load_); }
+
+  /// The largest load (0 without bins). Call before take_loads().
+  [[nodiscard]] cost_t max_load() const noexcept {
+    return load_.empty() ? 0 : *std::max_element(load_.begin(), load_.end());
+  }
 
   /// max(⌈Σ/k⌉, max cost) from the tracked loads and lists (what orch::lower_bound returns),
   /// without another pass over the items. Call before take_loads().
@@ -129,6 +174,13 @@ protected:
         }
         return x.bin < y.bin;
       }
+      return x.load < y.load || (x.load == y.load && x.bin < y.bin);
+    }
+  };
+
+  /// by_time for equal speeds, with the test for speeds hoisted out of the comparisons.
+  struct by_load {
+    bool operator()(const bin_order::entry& x, const bin_order::entry& y) const noexcept {
       return x.load < y.load || (x.load == y.load && x.bin < y.bin);
     }
   };
@@ -218,6 +270,9 @@ protected:
     bin_of_[i] = to;
   }
 
+  /// Up to this many items per bin on average, reset() without an order sorts each list.
+  static constexpr std::size_t sort_lists_max = 64;
+
   /// Spare room per list of `len` items: moves in and out of a bin mostly balance.
   [[nodiscard]] static std::size_t slack(std::size_t len) noexcept { return 2 + len / 4; }
 
@@ -234,13 +289,18 @@ protected:
     const rank_t b = order_[pos_b_];
     order_.erase(pos_m_); // the later one first: pos_b_ stays valid
     order_.erase(pos_b_);
-    order_.insert({load(b), b}, by_time{this});
-    order_.insert({load(m), m}, by_time{this});
+    if (rules_.has_speeds()) {
+      order_.insert({load(b), b}, by_time{this});
+      order_.insert({load(m), m}, by_time{this});
+    } else {
+      order_.insert({load(b), b}, by_load{});
+      order_.insert({load(m), m}, by_load{});
+    }
   }
 
   std::span<const cost_t> costs_;
   bin_rules rules_;
-  bool plain_; // no count or resource limits, equal speeds: consider() has a short form
+  bool plain_ = true; // no count or resource limits, equal speeds: consider() has a short form
   std::vector<rank_t> bin_of_;
   /// A bin's list: arena_[off, off + len) by cost descending, index ascending; cap slots.
   struct list_slot {
@@ -255,7 +315,8 @@ protected:
   std::vector<cost_t> res_;
   std::vector<std::vector<pair_entry>> pairs_;
   std::vector<char> pairs_valid_;
-  bin_order order_;          // bins by time ascending, ties by index
+  std::vector<bin_order::entry> sorted_; // scratch of reset()
+  bin_order order_;                      // bins by time ascending, ties by index
   std::int64_t pending_ = 0; // work units of the current try_pair, charged by improve_bin
   bin_order::cursor pos_m_;  // where the current critical bin sits in order_
   bin_order::cursor pos_b_;  // where the current partner sits in order_

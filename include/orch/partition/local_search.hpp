@@ -86,6 +86,37 @@ improve(std::span<const cost_t> costs, rank_t bins, std::span<const rank_t> star
   return r;
 }
 
+/// orch::local_search for internal callers that run many searches on input they validated
+/// themselves (node_first: one per node, a few dozen items each): no checks, no result
+/// object, and one engine whose buffers every call reuses. On valid input the assignment and
+/// largest load are exactly local_search's.
+class local_searcher {
+public:
+  /// Improves `start` as local_search(costs, bins, start, options) does; returns the largest
+  /// load, the assignment is in bin_of(). Costs non-negative with a representable sum, bins
+  /// ≥ 1, `start` within [0, bins) (callers validate).
+  /// Complexity: as local_search, plus O(n + bins) set-up without allocations once the
+  /// buffers have grown.
+  /// Throws: nothing but std::bad_alloc (no validation: invalid input is undefined).
+  cost_t run(std::span<const cost_t> costs, rank_t bins, std::span<const rank_t> start,
+             const local_search_options& options) {
+    engine_.reset(costs, bins, start, bin_rules{});
+    // local_search's bound max(target, ⌈Σ/k⌉, max cost), from the engine's loads and lists.
+    const cost_t bound = std::max(options.target, engine_.simple_bound());
+    work_meter meter(options.work_budget, options.time_limit_ms);
+    engine_.run(meter, bound, 1, options.pair_moves, options.partners, options.repartition_items);
+    return engine_.max_load();
+  }
+
+  /// The assignment of the last run() (valid until the next one).
+  [[nodiscard]] const std::vector<rank_t>& bin_of() const noexcept { return engine_.bin_of(); }
+  /// Moves the assignment of the last run() out.
+  [[nodiscard]] std::vector<rank_t> take_bin_of() { return engine_.take_bin_of(); }
+
+private:
+  improver engine_;
+};
+
 } // namespace detail
 
 /// Improves an assignment by moves and swaps out of the critical (largest) bin: moving one or
