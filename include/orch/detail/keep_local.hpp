@@ -13,7 +13,9 @@
 #include <orch/types.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <span>
 #include <utility>
@@ -103,20 +105,27 @@ public:
   /// The items that leave their node cross, largest cost first, best fit over all ranks. An
   /// item that fits nowhere goes to the rank with the most room (above the target). Call at
   /// most once per mode: the result is moved out.
-  /// Complexity: O(L log L + L log ranks + ranks) for L leaving items.
+  /// Complexity: O(L log L + L log ranks + ranks log ranks) for L leaving items.
   [[nodiscard]] keep_local_result finish(keep_mode mode) {
     auto& m = mode == keep_mode::most_bytes ? most_bytes_ : largest_first_;
     keep_local_result out;
     out.rank_of = std::move(m.rank_of);
     out.loads = std::move(m.loads);
     if (!m.leaving.empty()) {
-      std::sort(m.leaving.begin(), m.leaving.end(),
-                [&](std::size_t a, std::size_t b) { return pack_before(a, b, costs_, bytes_); });
-      best_fit fit;
+      const std::vector<std::size_t> leaving = pack_sorted(m.leaving);
+      // The rooms enter the best fit in increasing order, so each lands at the end of its set
+      // (amortised O(1) instead of a search per rank).
+      std::vector<std::pair<cost_t, rank_t>> rooms;
+      rooms.reserve(out.loads.size());
       for (std::size_t r = 0; r < out.loads.size(); ++r) {
-        fit.add(static_cast<rank_t>(r), target_ - out.loads[r]);
+        rooms.emplace_back(target_ - out.loads[r], static_cast<rank_t>(r));
       }
-      for (const std::size_t i : m.leaving) {
+      std::sort(rooms.begin(), rooms.end());
+      best_fit fit;
+      for (const auto& [room, r] : rooms) {
+        fit.add_largest(r, room);
+      }
+      for (const std::size_t i : leaving) {
         rank_t r = fit.take(costs_[i]);
         if (r < 0) {
           r = fit.take_most_room(costs_[i]);
@@ -130,6 +139,40 @@ public:
   }
 
 private:
+  // The items in pack_before order. When a cost and the bytes fit in 64 bits together, one
+  // packed key (larger cost, then more bytes) with the index beside it has exactly that order
+  // and sorts much faster than comparisons that look the items up.
+  [[nodiscard]] std::vector<std::size_t> pack_sorted(std::span<const std::size_t> items) const {
+    cost_t max_cost = 0;
+    bytes_t max_bytes = 0;
+    for (const std::size_t i : items) {
+      max_cost = std::max(max_cost, costs_[i]);
+      max_bytes = std::max(max_bytes, bytes_[i]);
+    }
+    const auto bytes_bits = std::bit_width(static_cast<std::uint64_t>(max_bytes));
+    std::vector<std::size_t> out;
+    if (std::bit_width(static_cast<std::uint64_t>(max_cost)) + bytes_bits > 64) {
+      out.assign(items.begin(), items.end());
+      std::sort(out.begin(), out.end(),
+                [&](std::size_t a, std::size_t b) { return pack_before(a, b, costs_, bytes_); });
+      return out;
+    }
+    std::vector<std::pair<std::uint64_t, std::size_t>> keyed(items.size());
+    for (std::size_t x = 0; x < items.size(); ++x) {
+      const std::size_t i = items[x];
+      // Zero-cost items tie on bytes: pack_before then goes by index.
+      const auto spare = static_cast<std::uint64_t>(costs_[i] == 0 ? 0 : max_bytes - bytes_[i]);
+      const auto key = static_cast<std::uint64_t>(max_cost - costs_[i]);
+      keyed[x] = {key << bytes_bits | spare, i}; // bytes_bits ≤ 63: bytes ≥ 0
+    }
+    std::sort(keyed.begin(), keyed.end());
+    out.resize(items.size());
+    for (std::size_t x = 0; x < items.size(); ++x) {
+      out[x] = keyed[x].second;
+    }
+    return out;
+  }
+
   // A contiguous range of nodes placed by one task, with the items leaving them per mode.
   struct node_range {
     std::size_t begin = 0;
@@ -145,6 +188,7 @@ private:
                    std::span<const cost_t> rank_load) {
     node_placer placer(costs_, bytes_, current_rank, topo.local_indices(), target_);
     std::vector<rank_t> kept_rank;
+    std::vector<std::size_t> kept_changed;
     for (std::size_t nd = range.begin; nd < range.end; ++nd) {
       const auto on = topo.ranks_on(static_cast<rank_t>(nd));
       if (std::none_of(on.begin(), on.end(), [&](rank_t r) {
@@ -153,26 +197,28 @@ private:
         continue;
       }
       placer.start(on, first, order, rank_load);
+      const node_placement node{placer.items(), on, current_rank, rank_load};
       // Per-rank "most bytes" choices are myopic (a rank may keep many small items and shed
       // one huge item that then has to leave the node), so the node also tries "largest
       // first" everywhere and keeps whichever sends fewer bytes off the node, then moves
       // fewer. Without any rank choosing differently both placements are the same.
       const auto placed = placer.place(false);
       if (!placer.differs()) {
-        record(placer.items(), placer.rank(), on, most_bytes_, range.leaving_most);
-        record(placer.items(), placer.rank(), on, largest_first_, range.leaving_largest);
+        record(node, placer.changed(), placer.rank(), most_bytes_, range.leaving_most);
+        record(node, placer.changed(), placer.rank(), largest_first_, range.leaving_largest);
         continue;
       }
       kept_rank.assign(placer.rank().begin(), placer.rank().end());
+      kept_changed.assign(placer.changed().begin(), placer.changed().end());
       const auto other = placer.place(true);
-      record(placer.items(), placer.rank(), on, largest_first_, range.leaving_largest);
+      record(node, placer.changed(), placer.rank(), largest_first_, range.leaving_largest);
       const bool other_wins = placed.leaving + placed.moving > 0 &&
                               (other.leaving < placed.leaving ||
                                (other.leaving == placed.leaving && other.moving < placed.moving));
       if (other_wins) {
-        record(placer.items(), placer.rank(), on, most_bytes_, range.leaving_most);
+        record(node, placer.changed(), placer.rank(), most_bytes_, range.leaving_most);
       } else {
-        record(placer.items(), kept_rank, on, most_bytes_, range.leaving_most);
+        record(node, kept_changed, kept_rank, most_bytes_, range.leaving_most);
       }
     }
   }
@@ -183,15 +229,26 @@ private:
     std::vector<std::size_t> leaving;
   };
 
-  // Writes a node's placement into a mode: ranks, loads of its ranks, items leaving it.
-  void record(std::span<const std::size_t> items, std::span<const rank_t> rank,
-              std::span<const rank_t> on, mode_state& m, std::vector<std::size_t>& leaving) {
-    for (const rank_t r : on) {
-      m.loads[static_cast<std::size_t>(r)] = 0;
+  // A node being placed: its items by slot, its ranks, and everyone's current rank and load.
+  struct node_placement {
+    std::span<const std::size_t> items;
+    std::span<const rank_t> on;
+    std::span<const rank_t> current_rank;
+    std::span<const cost_t> rank_load;
+  };
+
+  // Writes a node's placement into a mode: ranks, loads of its ranks, items leaving it. Only
+  // the `changed` slots can be off their own rank (see node_placer::changed()), so only they
+  // are written; every other item already has its current rank there.
+  void record(const node_placement& node, std::span<const std::size_t> changed,
+              std::span<const rank_t> rank, mode_state& m, std::vector<std::size_t>& leaving) {
+    for (const rank_t r : node.on) {
+      m.loads[static_cast<std::size_t>(r)] = node.rank_load[static_cast<std::size_t>(r)];
     }
-    for (std::size_t s = 0; s < items.size(); ++s) {
-      const std::size_t i = items[s];
+    for (const std::size_t s : changed) {
+      const std::size_t i = node.items[s];
       m.rank_of[i] = rank[s];
+      m.loads[static_cast<std::size_t>(node.current_rank[i])] -= costs_[i];
       if (rank[s] >= 0) {
         m.loads[static_cast<std::size_t>(rank[s])] += costs_[i];
       } else {

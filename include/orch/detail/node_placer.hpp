@@ -7,10 +7,13 @@
 #include <orch/config.hpp>
 #include <orch/detail/checked.hpp>
 #include <orch/detail/packing.hpp>
+#include <orch/detail/rank_filling.hpp>
 #include <orch/types.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <utility>
 #include <vector>
@@ -40,24 +43,30 @@ public:
              std::span<const index_t> order, std::span<const cost_t> rank_load) {
     ranks_ = ranks;
     const std::size_t g = ranks.size();
-    items_.clear();
-    cost_.clear();
-    size_.clear();
-    seg_.assign(1, 0);
+    seg_.resize(g + 1);
     total_.resize(g);
+    seg_[0] = 0;
     for (std::size_t l = 0; l < g; ++l) {
       const auto r = static_cast<std::size_t>(ranks[l]);
-      for (auto x = static_cast<std::size_t>(first[r]); x < static_cast<std::size_t>(first[r + 1]);
-           ++x) {
-        const auto i = static_cast<std::size_t>(order[x]);
-        items_.push_back(i);
-        cost_.push_back(costs_[i]);
-        size_.push_back(bytes_[i]);
-      }
-      seg_.push_back(items_.size());
+      seg_[l + 1] = seg_[l] + static_cast<std::size_t>(first[r + 1] - first[r]);
       total_[l] = rank_load[r];
     }
-    const std::size_t m = items_.size();
+    const std::size_t m = seg_[g];
+    // Sized once, then written by index: push_back per slot does not inline.
+    items_.resize(m);
+    cost_.resize(m);
+    size_.resize(m);
+    for (std::size_t l = 0; l < g; ++l) {
+      const auto r = static_cast<std::size_t>(ranks[l]);
+      std::size_t s = seg_[l];
+      for (auto x = static_cast<std::size_t>(first[r]); x < static_cast<std::size_t>(first[r + 1]);
+           ++x, ++s) {
+        const auto i = static_cast<std::size_t>(order[x]);
+        items_[s] = i;
+        cost_[s] = costs_[i];
+        size_[s] = bytes_[i];
+      }
+    }
     by_cost_.clear();
     keep_size_.assign(m, 0);
     keep_density_.assign(m, 0);
@@ -72,17 +81,11 @@ public:
       // Two greedy fillings (largest first, most bytes per cost first): the one keeping more
       // bytes wins. Neither alone is good: density-first can shed one huge item that no other
       // rank can take, largest-first sheds more bytes when items differ in bytes per cost.
-      buffer_.clear();
-      for (std::size_t s = seg_[l]; s < seg_[l + 1]; ++s) {
-        buffer_.push_back({cost_[s], size_[s], items_[s], s});
-      }
-      // Lambdas, not function pointers: the comparisons inline into the sorts.
-      std::sort(buffer_.begin(), buffer_.end(),
-                [](const node_item& a, const node_item& b) { return packs_before(a, b); });
-      const bytes_t by_size = fill(keep_size_, load_size_[l]);
-      std::sort(buffer_.begin(), buffer_.end(),
-                [](const node_item& a, const node_item& b) { return keeps_before(a, b); });
-      const bytes_t by_density = fill(keep_density_, load_density_[l]);
+      const slot_items node{cost_, size_, items_};
+      const bytes_t by_size =
+          filler_.largest_first(node, seg_[l], seg_[l + 1], target_, keep_size_, load_size_[l]);
+      const bytes_t by_density = filler_.densest_first(node, seg_[l], seg_[l + 1], target_,
+                                                       keep_density_, load_density_[l]);
       bool same = true;
       for (std::size_t s = seg_[l]; s < seg_[l + 1]; ++s) {
         same = same && keep_size_[s] == keep_density_[s];
@@ -105,7 +108,9 @@ public:
     const std::size_t m = items_.size();
     rank_.assign(m, -1);
     room_.resize(g);
+    len_.resize(g);
     pool_.clear();
+    taken_.clear();
     left_.clear();
     for (std::size_t l = 0; l < g; ++l) {
       const rank_t r = ranks_[l];
@@ -113,10 +118,12 @@ public:
         std::fill(rank_.begin() + static_cast<std::ptrdiff_t>(seg_[l]),
                   rank_.begin() + static_cast<std::ptrdiff_t>(seg_[l + 1]), r);
         room_[l] = target_ - total_[l];
+        len_[l] = seg_[l + 1] - seg_[l];
         continue;
       }
       const bool density = !largest_first && use_density_[l] != 0;
       const auto& kept = density ? keep_density_ : keep_size_;
+      const std::size_t shed = pool_.size();
       for (std::size_t s = seg_[l]; s < seg_[l + 1]; ++s) {
         if (kept[s] != 0) {
           rank_[s] = r;
@@ -125,10 +132,10 @@ public:
         }
       }
       room_[l] = target_ - (density ? load_density_[l] : load_size_[l]);
+      len_[l] = seg_[l + 1] - seg_[l] - (pool_.size() - shed);
     }
-    std::sort(pool_.begin(), pool_.end(), [&](std::size_t a, std::size_t b) {
-      return packs_before({cost_[a], size_[a], items_[a], a}, {cost_[b], size_[b], items_[b], b});
-    });
+    std::sort(pool_.begin(), pool_.end(),
+              [&](std::size_t a, std::size_t b) { return packs_before(record(a), record(b)); });
     // Best fit: the rank with the least room that still fits, lowest rank among equals. A
     // linear scan over a node's few ranks; wide nodes use the ordered set.
     if (g <= linear_fit_ranks) {
@@ -144,6 +151,7 @@ public:
           left_.push_back(s);
         } else {
           room_[best] -= cost_[s];
+          ++len_[best];
           rank_[s] = ranks_[best];
         }
       }
@@ -156,16 +164,31 @@ public:
         rank_[s] = fit.take(cost_[s]);
         if (rank_[s] < 0) {
           left_.push_back(s);
+        } else {
+          const std::size_t l = local_of(s);
+          room_[l] -= cost_[s];
+          ++len_[l];
         }
       }
     }
     repair();
+    // Only the shed slots and those repair() took from a rank can be off their own rank
+    // (every other slot stays where it is), each counted once.
     outcome out;
-    for (std::size_t s = 0; s < m; ++s) {
-      if (rank_[s] < 0) {
-        out.leaving += size_[s]; // ≤ Σ bytes, checked by the caller
-      } else if (rank_[s] != current_[items_[s]]) {
-        out.moving += size_[s];
+    seen_.assign(m, 0);
+    changed_.clear();
+    for (const auto* list : {&pool_, &taken_}) {
+      for (const std::size_t s : *list) {
+        if (seen_[s] != 0) {
+          continue;
+        }
+        seen_[s] = 1;
+        changed_.push_back(s);
+        if (rank_[s] < 0) {
+          out.leaving += size_[s]; // ≤ Σ bytes, checked by the caller
+        } else if (rank_[s] != current_[items_[s]]) {
+          out.moving += size_[s];
+        }
       }
     }
     return out;
@@ -174,21 +197,13 @@ public:
   /// Items of the node by slot, and the rank (or -1) of each after the last place().
   [[nodiscard]] std::span<const std::size_t> items() const noexcept { return items_; }
   [[nodiscard]] std::span<const rank_t> rank() const noexcept { return rank_; }
+  /// The slots that may be off their own rank after the last place(), each once: every other
+  /// slot stays on its own rank.
+  [[nodiscard]] std::span<const std::size_t> changed() const noexcept { return changed_; }
 
 private:
-  /// Greedy filling of the rank in buffer_'s order: marks the kept slots, returns their bytes.
-  bytes_t fill(std::vector<char>& kept, cost_t& load) const {
-    bytes_t bytes = 0;
-    load = 0;
-    for (const node_item& it : buffer_) {
-      if (it.cost <= target_ - load) {
-        load += it.cost;
-        bytes += it.bytes;
-        kept[it.slot] = 1;
-      }
-    }
-    return bytes;
-  }
+  /// Slot s as a node_item, for the orders of packing.hpp.
+  [[nodiscard]] node_item record(std::size_t s) const { return {cost_[s], size_[s], items_[s], s}; }
 
   /// Repairs a placement whose items left_ (rank -1, largest first) fit no rank: the room is
   /// there but fragmented. For each such item x, in order of preference:
@@ -204,43 +219,37 @@ private:
     }
     const std::size_t g = ranks_.size();
     const std::size_t m = items_.size();
-    at_.assign(m, -1);
-    room_.assign(g, target_);
-    for (std::size_t s = 0; s < m; ++s) {
-      if (rank_[s] >= 0) {
-        at_[s] = local_[static_cast<std::size_t>(rank_[s])];
-        room_[static_cast<std::size_t>(at_[s])] -= cost_[s];
-      }
-    }
+    std::size_t budget = 16 * m + 1024; // counts the items a full scan of the node visits
     // Kept slots of every rank by cost, with suffix minima of (bytes, item index): a y on rank
     // A frees room for x iff cost(y) ≥ cost(x) − room(A), a suffix of A's list, so the best
     // candidate of each rank is one binary search away.
     if (by_cost_.size() != m) { // once per node: both placements repair the same items
-      // (cost, slot) records sort without chasing the slots: the order of cheaper().
-      keyed_.resize(m);
-      for (std::size_t s = 0; s < m; ++s) {
-        keyed_[s] = {cost_[s], s};
-      }
-      std::sort(keyed_.begin(), keyed_.end());
-      by_cost_.resize(m);
-      for (std::size_t s = 0; s < m; ++s) {
-        by_cost_[s] = keyed_[s].second;
-      }
+      sort_by_cost();
     }
-    members_.resize(g);
-    suffix_best_.resize(g);
+    // The lists live in one array, each with room for one more slot per try (a try adds a slot
+    // to at most one list), so no list ever reallocates or moves.
+    const std::size_t spare = (budget + m - 1) / m; // the number of tries at most
+    base_.resize(g + 1);
+    base_[0] = 0;
     for (std::size_t l = 0; l < g; ++l) {
-      members_[l].clear();
+      base_[l + 1] = base_[l] + len_[l] + spare;
+      len_[l] = 0;
+    }
+    if (list_.size() < base_[g]) {
+      list_.resize(base_[g]);
+      best_.resize(base_[g]);
     }
     for (const std::size_t s : by_cost_) {
-      if (at_[s] >= 0) {
-        members_[static_cast<std::size_t>(at_[s])].push_back(s);
+      if (rank_[s] >= 0) {
+        const std::size_t l = local_of(s);
+        list_[base_[l] + len_[l]++] = s;
       }
     }
     for (std::size_t l = 0; l < g; ++l) {
-      index_rank(l);
+      if (len_[l] > 0) {
+        index_rank(l, len_[l] - 1, 0);
+      }
     }
-    std::size_t budget = 16 * m + 1024; // counts the items a full scan of the node visits
     for (std::size_t q = 0; q < left_.size() && budget > 0; ++q) {
       const std::size_t px = left_[q];
       const cost_t cx = cost_[px];
@@ -261,22 +270,22 @@ private:
       std::size_t move_y = m; // candidate for 1
       std::size_t shed_y = m; // candidate for 2
       for (std::size_t a = 0; a < g; ++a) {
-        const auto& list = members_[a];
+        const std::size_t* list = list_.data() + base_[a];
+        const std::size_t n = len_[a];
         const cost_t least = cx - room_[a];
         const auto k = static_cast<std::size_t>(
-            std::partition_point(list.begin(), list.end(),
-                                 [&](std::size_t y) { return cost_[y] < least; }) -
-            list.begin());
-        if (k == list.size()) {
+            std::partition_point(list, list + n, [&](std::size_t y) { return cost_[y] < least; }) -
+            list);
+        if (k == n) {
           continue;
         }
-        const std::size_t y = suffix_best_[a][k];
+        const std::size_t y = best_[base_[a] + k];
         if (size_[y] < size_[px] && (shed_y == m || smaller(y, shed_y))) {
           shed_y = y;
         }
         if (can_move) {
           const cost_t elsewhere = a != top ? room_[top] : elsewhere_top;
-          for (std::size_t x = k; x < list.size() && cost_[list[x]] <= elsewhere; ++x) {
+          for (std::size_t x = k; x < n && cost_[list[x]] <= elsewhere; ++x) {
             if (move_y == m || smaller(list[x], move_y)) {
               move_y = list[x];
             }
@@ -288,14 +297,11 @@ private:
       if (j == m) {
         continue;
       }
-      const auto a = static_cast<std::size_t>(at_[j]);
+      taken_.push_back(j);
+      const std::size_t a = local_of(j);
       room_[a] += cost_[j] - cx;
-      at_[px] = static_cast<std::ptrdiff_t>(a);
       rank_[px] = ranks_[a];
-      auto& list = members_[a];
-      list.erase(std::find(list.begin(), list.end(), j));
-      list.insert(std::upper_bound(list.begin(), list.end(), px, cheaper()), px);
-      index_rank(a);
+      replace(a, j, px);
       if (j == move_y) {
         // y goes to the rank with the least room that still fits it (not A).
         std::size_t b = g;
@@ -306,16 +312,82 @@ private:
         }
         ORCH_ASSERT(b != g);
         room_[b] -= cost_[j];
-        at_[j] = static_cast<std::ptrdiff_t>(b);
         rank_[j] = ranks_[b];
-        members_[b].insert(std::upper_bound(members_[b].begin(), members_[b].end(), j, cheaper()),
-                           j);
-        index_rank(b);
+        insert(b, j);
       } else {
-        at_[j] = -1;
         rank_[j] = -1;
         left_.push_back(j); // smaller than x: it may still find room in this loop
       }
+    }
+  }
+
+  /// Local index of the rank slot s is placed on (s is placed).
+  [[nodiscard]] std::size_t local_of(std::size_t s) const {
+    return static_cast<std::size_t>(local_[static_cast<std::size_t>(rank_[s])]);
+  }
+
+  /// In rank l's list, slot y gives way to slot x (which is in no list). Only the positions
+  /// between the two change, and the suffix minima above them stay as they are.
+  void replace(std::size_t l, std::size_t y, std::size_t x) {
+    std::size_t* list = list_.data() + base_[l];
+    const std::size_t n = len_[l];
+    const auto py = static_cast<std::size_t>(std::lower_bound(list, list + n, y, cheaper()) - list);
+    const auto px = static_cast<std::size_t>(std::upper_bound(list, list + n, x, cheaper()) - list);
+    if (py < px) { // x lands after y's place: the slots between move down by one
+      std::copy(list + py + 1, list + px, list + py);
+      list[px - 1] = x;
+      index_rank(l, px - 1, py);
+    } else {
+      std::copy_backward(list + px, list + py, list + py + 1);
+      list[px] = x;
+      index_rank(l, py, px);
+    }
+  }
+
+  /// Adds slot x to rank l's list.
+  void insert(std::size_t l, std::size_t x) {
+    std::size_t* list = list_.data() + base_[l];
+    std::size_t* best = best_.data() + base_[l];
+    const std::size_t n = len_[l];
+    ORCH_ASSERT(base_[l] + n < base_[l + 1]);
+    const auto p = static_cast<std::size_t>(std::upper_bound(list, list + n, x, cheaper()) - list);
+    std::copy_backward(list + p, list + n, list + n + 1);
+    std::copy_backward(best + p, best + n, best + n + 1);
+    list[p] = x;
+    len_[l] = n + 1;
+    index_rank(l, p, p);
+  }
+
+  /// All slots of the node by cheaper() (cost, then slot), into by_cost_. When a cost and a
+  /// slot fit in 63 bits together, one packed key per slot has exactly that order and sorts
+  /// several times faster than (cost, slot) records.
+  void sort_by_cost() {
+    const std::size_t m = items_.size();
+    cost_t max_cost = 0;
+    for (std::size_t s = 0; s < m; ++s) {
+      max_cost = std::max(max_cost, cost_[s]);
+    }
+    const auto slot_bits = std::bit_width(m);
+    by_cost_.resize(m);
+    if (std::bit_width(static_cast<std::uint64_t>(max_cost)) + slot_bits > 63) {
+      const auto keyed = scratch_prefix(keyed_, m);
+      for (std::size_t s = 0; s < m; ++s) {
+        keyed[s] = {cost_[s], s};
+      }
+      std::sort(keyed.begin(), keyed.end());
+      for (std::size_t x = 0; x < m; ++x) {
+        by_cost_[x] = keyed[x].second;
+      }
+      return;
+    }
+    const auto keys = scratch_prefix(keys_, m);
+    for (std::size_t s = 0; s < m; ++s) {
+      keys[s] = static_cast<std::uint64_t>(cost_[s]) << slot_bits | s;
+    }
+    std::sort(keys.begin(), keys.end());
+    const std::uint64_t mask = (std::uint64_t{1} << slot_bits) - 1;
+    for (std::size_t x = 0; x < m; ++x) {
+      by_cost_[x] = static_cast<std::size_t>(keys[x] & mask);
     }
   }
 
@@ -334,13 +406,19 @@ private:
   [[nodiscard]] cheaper_order cheaper() const { return {this}; }
 
   /// Records, per position of rank l's list (kept slots by cost), the smaller() slot from
-  /// there to the end.
-  void index_rank(std::size_t l) {
-    const auto& list = members_[l];
-    auto& best = suffix_best_[l];
-    best.resize(list.size());
-    for (std::size_t x = list.size(); x-- > 0;) {
-      best[x] = x + 1 == list.size() || smaller(list[x], best[x + 1]) ? list[x] : best[x + 1];
+  /// there to the end: positions hi down to 0, where positions above hi are up to date and
+  /// those below lo hold the same slots as when they were last recorded, so the walk stops at
+  /// the first of them whose minimum comes out unchanged (all below it are unchanged too).
+  void index_rank(std::size_t l, std::size_t hi, std::size_t lo) {
+    const std::size_t* list = list_.data() + base_[l];
+    std::size_t* best = best_.data() + base_[l];
+    const std::size_t n = len_[l];
+    for (std::size_t x = hi + 1; x-- > 0;) {
+      const std::size_t v = x + 1 == n || smaller(list[x], best[x + 1]) ? list[x] : best[x + 1];
+      if (x < lo && best[x] == v) {
+        break;
+      }
+      best[x] = v;
     }
   }
 
@@ -364,16 +442,21 @@ private:
   std::vector<cost_t> load_density_; // per local rank
   std::vector<char> use_density_;    // per local rank: most_bytes keeps the density filling
   bool differs_ = false;
-  std::vector<node_item> buffer_;
+  rank_filler filler_;
   std::vector<rank_t> rank_;                          // per slot: the placement
-  std::vector<cost_t> room_;                          // per local rank
+  std::vector<cost_t> room_;                          // per local rank: under the target
   std::vector<std::size_t> pool_;                     // slots shed by their rank
   std::vector<std::size_t> left_;                     // slots that fit no rank of the node
-  std::vector<std::ptrdiff_t> at_;                    // repair: local rank of every slot, or -1
-  std::vector<std::pair<cost_t, std::size_t>> keyed_; // repair: scratch of the sort below
+  std::vector<std::size_t> taken_;                    // repair: slots moved or shed from a rank
+  std::vector<char> seen_;                            // scratch of place()'s outcome
+  std::vector<std::size_t> changed_;                  // see changed()
+  std::vector<std::uint64_t> keys_;                   // repair: scratch of sort_by_cost
+  std::vector<std::pair<cost_t, std::size_t>> keyed_; // repair: scratch of sort_by_cost
   std::vector<std::size_t> by_cost_;                  // repair: slots by cheaper()
-  std::vector<std::vector<std::size_t>> members_;     // repair: kept slots per rank, by cost
-  std::vector<std::vector<std::size_t>> suffix_best_; // repair: see index_rank
+  std::vector<std::size_t> len_;  // per local rank: slots placed on it (repair: its list's length)
+  std::vector<std::size_t> base_; // repair: per local rank + 1, its list's start
+  std::vector<std::size_t> list_; // repair: kept slots per rank, by cost
+  std::vector<std::size_t> best_; // repair: see index_rank
 };
 
 } // namespace orch::detail
