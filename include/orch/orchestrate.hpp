@@ -23,6 +23,7 @@
 #include <orch/types.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -338,12 +339,18 @@ inline exchange_result make_exchange(std::string name, const layout& from, const
   const auto assemble = [&] {
     sp.assembly = build_assembly(table, llm.placement, sp.feature_layouts, in.encoder_media,
                                  in.media_encoder, in.output_tokens);
-    detail::word_hash h;
+    // One hash per field: four independent multiply chains run side by side, where one
+    // chain over every field in turn waits on each multiply (~5 segments per example).
+    std::array<detail::word_hash, 4> fields;
     for (const auto& seg : sp.assembly.segments) {
-      h.add_signed(seg.source);
-      h.add_signed(seg.source_token);
-      h.add_signed(seg.target_token);
-      h.add_signed(seg.tokens);
+      fields[0].add_signed(seg.source);
+      fields[1].add_signed(seg.source_token);
+      fields[2].add_signed(seg.target_token);
+      fields[3].add_signed(seg.tokens);
+    }
+    detail::word_hash h;
+    for (const auto& f : fields) {
+      h.add(f.value());
     }
     assembly_hash = h.value();
   };
