@@ -250,7 +250,7 @@ inline exchange_result make_exchange(std::string name, const layout& from, const
   model.validate();
   const rank_t ranks = topo.ranks();
   table.validate(ranks);
-  auto in = detail::resolve_inputs(table, model);
+  auto in = detail::resolve_inputs(table, model, options.threads);
   const std::size_t encoders = model.encoders.size();
   const strategy strat = options.strategy;
   const bool balanced = strat == strategy::per_phase || strat == strategy::orch;

@@ -9,6 +9,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <random>
@@ -100,9 +101,10 @@ void check_against_reference(const orch::item_table& t, const orch::model_descri
   }
 }
 
-std::string message_of(const orch::item_table& t, const orch::model_description& m) {
+std::string message_of(const orch::item_table& t, const orch::model_description& m,
+                       int threads = 1) {
   try {
-    (void)orch::detail::resolve_inputs(t, m);
+    (void)orch::detail::resolve_inputs(t, m, threads);
   } catch (const orch::error& e) {
     return e.what();
   }
@@ -192,7 +194,7 @@ TEST_CASE("resolve_inputs: errors come in the order of a media pass, then an exa
   examples.add_example(0, 1, huge, fine);
   examples.add_example(0, 2, huge, fine);
   const auto m3 = message_of(examples, model);
-  CHECK(m3.find("orchestrate: sequence") != std::string::npos);
+  CHECK(m3.find("orchestrate: example 1: sequence tokens") != std::string::npos);
   CHECK_THROWS_AS((void)orch::detail::resolve_inputs(examples, model), orch::overflow);
 
   // The LLM cost out of range names its example and sequence length.
@@ -220,7 +222,8 @@ TEST_CASE("resolve_inputs: errors come in the order of a media pass, then an exa
   const std::vector<orch::media_spec> clip{{"audio", 5, 0}};
   orch::item_table bytes;
   bytes.add_example(0, 0, 5, clip);
-  CHECK(message_of(bytes, heavy).find("input bytes") != std::string::npos);
+  CHECK(message_of(bytes, heavy).find("example 0, encoder 'audio': input bytes") !=
+        std::string::npos);
 }
 
 TEST_CASE("owner_layout and media_layouts_following match the public layout builders") {
@@ -268,5 +271,73 @@ TEST_CASE("owner_layout and media_layouts_following match the public layout buil
         }
       }
     }
+  }
+}
+
+TEST_CASE("resolve_inputs: ranges of examples on several threads give the same values and errors") {
+  // 40,000 examples: enough for several ranges of the concurrent walk.
+  const auto model = model_with({1300, 2, 0}, {1300, 1, 0}, {15000, 1, 0});
+  std::mt19937_64 rng(91);
+  orch::item_table t;
+  const char* fields[] = {"image", "audio", "video"};
+  constexpr rank_t ranks = 50;
+  constexpr index_t per_rank = 800;
+  for (rank_t r = 0; r < ranks; ++r) {
+    for (index_t i = 0; i < per_rank; ++i) {
+      std::vector<orch::media_spec> media;
+      const length_t text = orch::test::uniform_int(rng, 0, 500);
+      for (auto k = orch::test::uniform_int(rng, 0, 3); k > 0; --k) {
+        media.push_back(
+            {fields[orch::test::uniform_int(rng, 0, 2)], orch::test::uniform_int(rng, 0, 4000), 0});
+      }
+      t.add_example(r, i, text, media);
+    }
+  }
+  const auto one = orch::detail::resolve_inputs(t, model, 1);
+  for (const int threads : {2, 3, 8}) {
+    CAPTURE(threads);
+    const auto many = orch::detail::resolve_inputs(t, model, threads);
+    CHECK(many.media_encoder == one.media_encoder);
+    CHECK(many.output_tokens == one.output_tokens);
+    CHECK(std::equal(many.phase_index.begin(), many.phase_index.end(), one.phase_index.begin(),
+                     one.phase_index.end()));
+    CHECK(many.encoder_media == one.encoder_media);
+    for (std::size_t e = 0; e < one.encoders.size(); ++e) {
+      CHECK(many.encoders[e].example == one.encoders[e].example);
+      CHECK(many.encoders[e].costs == one.encoders[e].costs);
+      CHECK(many.encoders[e].input_bytes == one.encoders[e].input_bytes);
+      CHECK(many.encoders[e].feature_bytes == one.encoders[e].feature_bytes);
+    }
+    CHECK(many.sequence_length == one.sequence_length);
+    CHECK(many.llm_costs == one.llm_costs);
+    CHECK(std::equal(many.text_bytes.begin(), many.text_bytes.end(), one.text_bytes.begin(),
+                     one.text_bytes.end()));
+    CHECK(std::equal(many.example_feature_bytes.begin(), many.example_feature_bytes.end(),
+                     one.example_feature_bytes.begin(), one.example_feature_bytes.end()));
+  }
+
+  // Errors: an example out of range early (first range) and a media item over its limit late
+  // (last range): the media error wins, as in one walk; without it, the early example is named.
+  auto limited = model;
+  limited.encoders[1].max_output_tokens = 1000; // audio: lengths above 2,000
+  const length_t huge = std::numeric_limits<length_t>::max() - 1;
+  orch::item_table bad;
+  for (index_t i = 0; i < 40000; ++i) {
+    std::vector<orch::media_spec> media{{"image", 16, 0}};
+    if (i == 39000) {
+      media.push_back({"audio", 3000, 0});
+    }
+    bad.add_example(0, i, i == 1000 || i == 30000 ? huge : 10, media);
+  }
+  const auto media_error = message_of(bad, limited, 1);
+  CHECK(media_error.find("example 39000") != std::string::npos);
+  CHECK(media_error.find("limit of 1000") != std::string::npos);
+  const auto sums_error = message_of(bad, model, 1);
+  CAPTURE(sums_error);
+  CHECK(sums_error.find("example 1000") != std::string::npos);
+  for (const int threads : {2, 4}) {
+    CAPTURE(threads);
+    CHECK(message_of(bad, limited, threads) == media_error);
+    CHECK(message_of(bad, model, threads) == sums_error);
   }
 }
