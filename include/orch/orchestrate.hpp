@@ -11,6 +11,7 @@
 #include <orch/detail/node_first.hpp>
 #include <orch/detail/parallel.hpp>
 #include <orch/detail/step_inputs.hpp>
+#include <orch/detail/step_layouts.hpp>
 #include <orch/item_table.hpp>
 #include <orch/layout.hpp>
 #include <orch/locality.hpp>

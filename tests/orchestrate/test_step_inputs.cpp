@@ -3,6 +3,7 @@
 // the model's checked functions item by item, the order in which bad input is reported, and
 // the owner / media layouts against the public layout builders they stand for.
 #include <orch/detail/step_inputs.hpp>
+#include <orch/detail/step_layouts.hpp>
 #include <orch/orchestrate.hpp>
 
 #include <support/generators.hpp>

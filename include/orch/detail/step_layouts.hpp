@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: Apache-2.0
+/// Internals of orch/orchestrate.hpp: the layouts of a step that follow the examples (the
+/// examples on their owner, each encoder's media on the rank of their example).
+#pragma once
+
+#include <orch/config.hpp>
+#include <orch/detail/step_inputs.hpp>
+#include <orch/detail/uninit_vector.hpp>
+#include <orch/item_table.hpp>
+#include <orch/layout.hpp>
+#include <orch/types.hpp>
+
+#include <cstddef>
+#include <utility>
+#include <vector>
+
+namespace orch::detail {
+
+/// The examples on their owner rank, in local-index order (the table is validated: local
+/// indices of a rank are exactly 0..count−1, so an example's slot is its local index).
+/// Complexity: O(examples + ranks).
+inline layout owner_layout(const item_table& table, rank_t ranks) {
+  const auto owners = table.owners();
+  const auto local = table.local_indices();
+  std::vector<index_t> first(static_cast<std::size_t>(ranks) + 1, 0);
+  for (const rank_t r : owners) {
+    ++first[static_cast<std::size_t>(r) + 1];
+  }
+  for (std::size_t r = 0; r < static_cast<std::size_t>(ranks); ++r) {
+    first[r + 1] += first[r];
+  }
+  uninit_vector<index_t> order(owners.size()); // a permutation: every entry written once
+  for (std::size_t x = 0; x < owners.size(); ++x) {
+    order[static_cast<std::size_t>(first[static_cast<std::size_t>(owners[x])] + local[x])] =
+        static_cast<index_t>(x);
+  }
+  return layout_access::from_parts(ranks, uninit_vector<rank_t>(owners.begin(), owners.end()),
+                                   uninit_vector<index_t>(local.begin(), local.end()),
+                                   std::move(first), std::move(order));
+}
+
+/// Per encoder: the layout of its items (phase item i ↔ table media `encoder_media[e][i]`)
+/// on the rank of their example in `examples_layout`, ordered there by (slot of the example,
+/// position in the example). One walk over the examples serves every encoder and writes
+/// every array of every layout once (rank and slot of each item, the order, the offsets).
+/// Complexity: O(examples + media + encoders · ranks).
+inline std::vector<layout> media_layouts_following(const item_table& table, const step_inputs& in,
+                                                   const layout& examples_layout) {
+  const rank_t ranks = examples_layout.ranks();
+  const std::size_t encoders = in.encoder_media.size();
+  struct building {
+    uninit_vector<rank_t> rank_of;
+    uninit_vector<index_t> slot_of;
+    std::vector<index_t> first;
+    uninit_vector<index_t> order;
+  };
+  std::vector<building> out(encoders);
+  for (std::size_t e = 0; e < encoders; ++e) {
+    out[e].rank_of.resize(in.encoder_media[e].size());
+    out[e].slot_of.resize(in.encoder_media[e].size());
+    out[e].first.resize(static_cast<std::size_t>(ranks) + 1);
+    out[e].order.resize(in.encoder_media[e].size());
+  }
+  // Per encoder: the next position in its order, the first one of the current rank, and the
+  // arrays (raw pointers, so that the loop's stores do not reload the vectors).
+  struct cursor {
+    index_t next = 0;
+    index_t rank_first = 0;
+    rank_t* rank_of = nullptr;
+    index_t* slot_of = nullptr;
+    index_t* order = nullptr;
+  };
+  std::vector<cursor> at(encoders);
+  for (std::size_t e = 0; e < encoders; ++e) {
+    at[e].rank_of = out[e].rank_of.data();
+    at[e].slot_of = out[e].slot_of.data();
+    at[e].order = out[e].order.data();
+  }
+  const auto order = examples_layout.order();
+  const auto first = examples_layout.first_on();
+  const auto offsets = table.media_offsets();
+  const std::int32_t* const encoder_of = in.media_encoder.data();
+  const index_t* const phase_index = in.phase_index.data();
+  // Each rank's examples in slot order and their media in order: that is the slot order.
+  for (std::size_t r = 0; r + 1 < first.size(); ++r) {
+    for (std::size_t e = 0; e < encoders; ++e) {
+      out[e].first[r] = at[e].next;
+      at[e].rank_first = at[e].next;
+    }
+    const auto end = static_cast<std::size_t>(first[r + 1]);
+    for (auto p = static_cast<std::size_t>(first[r]); p < end; ++p) {
+      const auto x = static_cast<std::size_t>(order[p]);
+      const auto media_end = static_cast<std::size_t>(offsets[x + 1]);
+      for (auto m = static_cast<std::size_t>(offsets[x]); m < media_end; ++m) {
+        cursor& c = at[static_cast<std::size_t>(encoder_of[m])];
+        const index_t i = phase_index[m];
+        const index_t position = c.next++;
+        c.rank_of[i] = static_cast<rank_t>(r);
+        c.slot_of[i] = position - c.rank_first;
+        c.order[position] = i;
+      }
+    }
+  }
+  std::vector<layout> layouts;
+  layouts.reserve(encoders);
+  for (std::size_t e = 0; e < encoders; ++e) {
+    out[e].first[static_cast<std::size_t>(ranks)] = at[e].next;
+    layouts.push_back(layout_access::from_parts(ranks, std::move(out[e].rank_of),
+                                                std::move(out[e].slot_of), std::move(out[e].first),
+                                                std::move(out[e].order)));
+  }
+  return layouts;
+}
+
+} // namespace orch::detail
