@@ -40,7 +40,7 @@ int run_calibrate(const std::vector<std::string>& args, std::ostream& out, std::
              "seconds one cost unit stands for [default: the base model's, "
              "cost_unit_flops·(1+backward_factor)/achieved_flops]");
   opts.flag("no-per-item", "fit only a and b (no per-item term)");
-  try {
+  return orch_bench::exit_code_of("calibrate", err, [&] {
     opts.parse(args);
     if (opts.help_requested()) {
       opts.print_help(out);
@@ -119,13 +119,7 @@ int run_calibrate(const std::vector<std::string>& args, std::ostream& out, std::
     model.validate();
     out << orch_bench::to_json(model).dump(2) << '\n';
     return orch_bench::exit_ok;
-  } catch (const orch_bench::input_error& e) {
-    err << "orch-bench calibrate: " << e.what() << '\n';
-    return orch_bench::exit_usage;
-  } catch (const orch::error& e) {
-    err << "orch-bench calibrate: " << e.what() << '\n';
-    return orch_bench::exit_failure;
-  }
+  });
 }
 
 const bool registered = orch_bench::register_command(

@@ -56,7 +56,7 @@ int run_demo(const std::vector<std::string>& args, std::ostream& out, std::ostre
   opts.value("trace", "FILE", "length trace", orch_bench::bundled_trace_path());
   opts.value("seed", "X", "random seed", "1");
   orch_bench::add_model_options(opts);
-  try {
+  return orch_bench::exit_code_of("demo", err, [&] {
     opts.parse(args);
     if (opts.help_requested()) {
       opts.print_help(out);
@@ -115,13 +115,7 @@ int run_demo(const std::vector<std::string>& args, std::ostream& out, std::ostre
            "idle: share of GPU time in compute spent waiting for the slowest rank;\n"
            "max/mean: the busiest rank's load over the mean, per phase (1.00 is perfect).\n";
     return orch_bench::exit_ok;
-  } catch (const orch_bench::input_error& e) {
-    err << "orch-bench demo: " << e.what() << '\n';
-    return orch_bench::exit_usage;
-  } catch (const orch::error& e) {
-    err << "orch-bench demo: " << e.what() << '\n';
-    return orch_bench::exit_failure;
-  }
+  });
 }
 
 const bool registered = orch_bench::register_command(

@@ -37,7 +37,7 @@ int run_simulate(const std::vector<std::string>& args, std::ostream& out, std::o
   opts.flag("json", "print one JSON object instead of the tables");
   opts.value("csv", "FILE", "also write one row per step and strategy");
   opts.value("plot", "DIR", "write DIR/simulate.json and PNG plots (python3 + matplotlib)");
-  try {
+  return orch_bench::exit_code_of("simulate", err, [&] {
     opts.parse(args);
     if (opts.help_requested()) {
       opts.print_help(out);
@@ -85,13 +85,7 @@ int run_simulate(const std::vector<std::string>& args, std::ostream& out, std::o
       }
     }
     return orch_bench::exit_ok;
-  } catch (const orch_bench::input_error& e) {
-    err << "orch-bench simulate: " << e.what() << '\n';
-    return orch_bench::exit_usage;
-  } catch (const orch::error& e) {
-    err << "orch-bench simulate: " << e.what() << '\n';
-    return orch_bench::exit_failure;
-  }
+  });
 }
 
 const bool registered = orch_bench::register_command(

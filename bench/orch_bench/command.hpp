@@ -3,10 +3,15 @@
 // initialisation, so subcommands live in their own files and main.cpp never lists them.
 #pragma once
 
+#include "input_error.hpp"
+
+#include <orch/config.hpp>
+
 #include <functional>
-#include <iosfwd>
 #include <map>
+#include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace orch_bench {
@@ -38,6 +43,22 @@ inline bool register_command(command c) {
   auto name = c.name;
   commands().emplace(std::move(name), std::move(c));
   return true;
+}
+
+/// Runs a subcommand's `work` (which returns the exit code) and reports what it throws as
+/// "orch-bench <name>: <message>" on `err`: bad arguments or input files (input_error) exit
+/// with exit_usage, a failed run (orch::error) with exit_failure.
+template <class Work>
+int exit_code_of(std::string_view name, std::ostream& err, Work&& work) {
+  try {
+    return work();
+  } catch (const input_error& e) {
+    err << "orch-bench " << name << ": " << e.what() << '\n';
+    return exit_usage;
+  } catch (const orch::error& e) {
+    err << "orch-bench " << name << ": " << e.what() << '\n';
+    return exit_failure;
+  }
 }
 
 } // namespace orch_bench
