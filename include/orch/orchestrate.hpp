@@ -201,13 +201,14 @@ inline std::vector<rank_t> follow_phase(phase_result& ph, const layout& placemen
   return rank_of;
 }
 
-/// The exchange `name` from `from` to `to` moving `bytes` per item, its inverse and traffic.
+/// The exchange `name` from `from` to `to` moving `bytes` per item (the plan keeps the array:
+/// callers move in what they no longer need), its inverse and traffic.
 inline exchange_result make_exchange(std::string name, const layout& from, const layout& to,
-                                     std::span<const bytes_t> bytes, const topology& topo,
+                                     std::vector<bytes_t> bytes, const topology& topo,
                                      bytes_t inter_node_bound) {
   exchange_result x;
   x.name = std::move(name);
-  x.forward = make_plan(from, to, bytes);
+  x.forward = make_plan(from, to, std::move(bytes));
   x.backward = inverse(x.forward);
   x.bytes = measure_traffic(x.forward, topo);
   x.inter_node_lower_bound = inter_node_bound;
@@ -322,13 +323,14 @@ inline exchange_result make_exchange(std::string name, const layout& from, const
   };
   const auto inputs_exchange = [&](std::size_t e) {
     const auto& ph = sp.phases[e];
-    const auto& input_bytes = in.encoders[e].input_bytes;
+    auto& input_bytes = in.encoders[e].input_bytes;
     const auto from = sp.owner_media[e].rank_of_items();
     const bytes_t bound =
         inter_node_lower_bound(ph.costs, from, input_bytes, topo, ph.balance.max_load);
+    // The encoder's phase (the only other reader) is done: the plan takes the array.
     sp.exchanges[2 * e] =
         detail::make_exchange(model.encoders[e].name + ".inputs", sp.owner_media[e], ph.placement,
-                              input_bytes, topo, bound);
+                              std::move(input_bytes), topo, bound);
     plan_hash[2 * e] = sp.exchanges[2 * e].forward.hash();
   };
   const auto features_exchange = [&](std::size_t e) {
@@ -359,7 +361,8 @@ inline exchange_result make_exchange(std::string name, const layout& from, const
     const bytes_t bound =
         inter_node_lower_bound(llm.costs, owners, in.text_bytes, topo, llm.balance.max_load);
     sp.exchanges.back() =
-        detail::make_exchange("text", sp.owner_examples, llm.placement, in.text_bytes, topo, bound);
+        detail::make_exchange("text", sp.owner_examples, llm.placement,
+                              {in.text_bytes.begin(), in.text_bytes.end()}, topo, bound);
     plan_hash.back() = sp.exchanges.back().forward.hash();
   };
   const auto feature_route = [&] {

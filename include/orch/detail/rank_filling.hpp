@@ -63,14 +63,12 @@ public:
     const auto bytes_bits = std::bit_width(static_cast<std::uint64_t>(max_bytes));
     const auto cost_bits = std::bit_width(static_cast<std::uint64_t>(max_cost));
     if (cost_bits + bytes_bits + pos_bits > 63) {
-      const auto slots = scratch_prefix(order_, end - begin);
-      std::iota(slots.begin(), slots.end(), begin);
-      return fill(
-          slots,
+      return fill_slots(
+          items, begin, end,
           [&](std::size_t a, std::size_t b) {
             return packs_before(items.record(a), items.record(b));
           },
-          [](std::size_t s) { return s; }, items, target, kept, load);
+          target, kept, load);
     }
     const auto keys = scratch_prefix(keys_, end - begin);
     for (std::size_t s = begin; s < end; ++s) {
@@ -101,14 +99,12 @@ public:
       doubles = doubles && items.cost[s] < exact && items.bytes[s] < exact;
     }
     if (!doubles) {
-      const auto slots = scratch_prefix(order_, end - begin);
-      std::iota(slots.begin(), slots.end(), begin);
-      return fill(
-          slots,
+      return fill_slots(
+          items, begin, end,
           [&](std::size_t a, std::size_t b) {
             return keeps_before(items.record(a), items.record(b));
           },
-          [](std::size_t s) { return s; }, items, target, kept, load);
+          target, kept, load);
     }
     const auto ratios = scratch_prefix(ratios_, end - begin);
     for (std::size_t s = begin; s < end; ++s) {
@@ -128,6 +124,17 @@ public:
   }
 
 private:
+  /// fill() over the slots [begin, end) themselves, ordered by `before` on slots: the exact
+  /// path, for values too wide for packed keys or doubles.
+  template <class Before>
+  bytes_t fill_slots(const slot_items& items, std::size_t begin, std::size_t end, Before before,
+                     cost_t target, std::span<char> kept, cost_t& load) {
+    const auto slots = scratch_prefix(order_, end - begin);
+    std::iota(slots.begin(), slots.end(), begin);
+    return fill(
+        slots, before, [](std::size_t s) { return s; }, items, target, kept, load);
+  }
+
   /// The greedy filling of records `recs` (any order) taken in the order `before` (strict and
   /// total); `slot` maps a record to its slot. Only the order of the items after the longest
   /// prefix that fits matters (all of that prefix is kept, in any order), so a selection by
