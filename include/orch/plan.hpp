@@ -187,9 +187,10 @@ public:
   }
 
   /// 64-bit hash of what defines the plan — the number of ranks and items and, for every
-  /// item, its (rank, slot) in both layouts and its bytes — with detail::word_hash over the
-  /// words: tag 0x6F72636870310001, ranks, items, then per item from-rank, from-slot,
-  /// to-rank, to-slot, bytes. Identical on every platform; equal plans have equal hashes.
+  /// item, its (rank, slot) in both layouts and its bytes — with detail::word_hash: one chain
+  /// per field (from-rank, from-slot, to-rank, to-slot, bytes) over the items in index order,
+  /// then one over tag 0x6F72636870310002, ranks, items and the five chain values
+  /// (docs/plans.md, "Hash"). Identical on every platform; equal plans have equal hashes.
   /// Complexity: O(1) for plans from make_plan (computed while building), O(items) otherwise.
   [[nodiscard]] std::uint64_t hash() const noexcept {
     return d_->hash_known ? d_->hash : detail::plan_hash(*d_);

@@ -21,18 +21,17 @@ namespace orch::detail {
 /// Not cryptographic: it detects disagreement, it does not resist an adversary.
 class word_hash {
 public:
-  /// Absorbs one word (signed values are taken modulo 2^64, i.e. two's complement).
-  constexpr void add(std::uint64_t word) noexcept {
-    const std::uint64_t x = h_ ^ (word * 0x9E3779B97F4A7C15ULL);
-    h_ = ((x << 29) | (x >> 35)) * 0xC2B2AE3D27D4EB4FULL;
-    ++n_;
+  static constexpr std::uint64_t initial = 0x243F6A8885A308D3ULL;
+  /// The absorb step on a bare state (for callers that run several chains side by side and
+  /// count the words themselves).
+  [[nodiscard]] static constexpr std::uint64_t absorb(std::uint64_t h,
+                                                      std::uint64_t word) noexcept {
+    const std::uint64_t x = h ^ (word * 0x9E3779B97F4A7C15ULL);
+    return ((x << 29) | (x >> 35)) * 0xC2B2AE3D27D4EB4FULL;
   }
-  /// Absorbs a signed value as its two's complement 64-bit pattern.
-  constexpr void add_signed(std::int64_t value) noexcept { add(static_cast<std::uint64_t>(value)); }
-
-  /// The hash of everything absorbed so far (the state is not changed).
-  [[nodiscard]] constexpr std::uint64_t value() const noexcept {
-    std::uint64_t x = h_ ^ n_;
+  /// The final step on a bare state after `n` words.
+  [[nodiscard]] static constexpr std::uint64_t finish(std::uint64_t h, std::uint64_t n) noexcept {
+    std::uint64_t x = h ^ n;
     x ^= x >> 30;
     x *= 0xBF58476D1CE4E5B9ULL;
     x ^= x >> 27;
@@ -41,8 +40,19 @@ public:
     return x;
   }
 
+  /// Absorbs one word (signed values are taken modulo 2^64, i.e. two's complement).
+  constexpr void add(std::uint64_t word) noexcept {
+    h_ = absorb(h_, word);
+    ++n_;
+  }
+  /// Absorbs a signed value as its two's complement 64-bit pattern.
+  constexpr void add_signed(std::int64_t value) noexcept { add(static_cast<std::uint64_t>(value)); }
+
+  /// The hash of everything absorbed so far (the state is not changed).
+  [[nodiscard]] constexpr std::uint64_t value() const noexcept { return finish(h_, n_); }
+
 private:
-  std::uint64_t h_ = 0x243F6A8885A308D3ULL;
+  std::uint64_t h_ = initial;
   std::uint64_t n_ = 0;
 };
 

@@ -13,6 +13,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <span>
 #include <vector>
@@ -35,32 +36,53 @@ namespace orch::detail {
   throw_overflow(where, ": the ", buffer, " buffer of rank ", r, " exceeds 2^63 - 1 bytes");
 }
 
-/// The words of a plan's hash that precede the items (see exchange_plan::hash).
-[[nodiscard]] inline word_hash plan_hash_start(const plan_data& p) noexcept {
-  word_hash h;
-  h.add(0x6F72636870310001ULL); // "orchp1" + format version 1
-  h.add_signed(p.from.ranks());
-  h.add_signed(p.from.items());
-  return h;
-}
+/// A plan's hash (see exchange_plan::hash): one word_hash chain per item field, absorbing
+/// that field of every item in index order, so the five chains are independent and run side
+/// by side (one chain over all five fields waits on a multiply per word).
+class plan_hasher {
+public:
+  void add(rank_t from_rank, index_t from_slot, rank_t to_rank, index_t to_slot,
+           bytes_t bytes) noexcept {
+    h0_ = word_hash::absorb(h0_, static_cast<std::uint64_t>(from_rank));
+    h1_ = word_hash::absorb(h1_, static_cast<std::uint64_t>(from_slot));
+    h2_ = word_hash::absorb(h2_, static_cast<std::uint64_t>(to_rank));
+    h3_ = word_hash::absorb(h3_, static_cast<std::uint64_t>(to_slot));
+    h4_ = word_hash::absorb(h4_, static_cast<std::uint64_t>(bytes));
+  }
+  /// The hash of plan `p` once each of its items has been added (once).
+  [[nodiscard]] std::uint64_t value(const plan_data& p) const noexcept {
+    const auto n = static_cast<std::uint64_t>(p.from.items()); // words per chain
+    word_hash h;
+    h.add(0x6F72636870310002ULL); // "orchp1" + format version 2
+    h.add_signed(p.from.ranks());
+    h.add_signed(p.from.items());
+    for (const std::uint64_t f : {h0_, h1_, h2_, h3_, h4_}) {
+      h.add(word_hash::finish(f, n));
+    }
+    return h.value();
+  }
 
-/// hash() of a plan (see exchange_plan::hash for the words). It is a chain of dependent
-/// multiplies, 5 words per item: its cost is latency, not the reads. Complexity: O(items).
+private:
+  // Bare states (no counters: every chain absorbs one word per item).
+  std::uint64_t h0_ = word_hash::initial;
+  std::uint64_t h1_ = word_hash::initial;
+  std::uint64_t h2_ = word_hash::initial;
+  std::uint64_t h3_ = word_hash::initial;
+  std::uint64_t h4_ = word_hash::initial;
+};
+
+/// hash() of a plan (see exchange_plan::hash for the words). Complexity: O(items).
 [[nodiscard]] inline std::uint64_t plan_hash(const plan_data& p) noexcept {
-  word_hash h = plan_hash_start(p);
+  plan_hasher h;
   const auto fr = p.from.rank_of_items();
   const auto fs = p.from.slot_of_items();
   const auto tr = p.to.rank_of_items();
   const auto ts = p.to.slot_of_items();
   const auto& bytes = *p.bytes;
   for (std::size_t i = 0; i < bytes.size(); ++i) {
-    h.add_signed(fr[i]);
-    h.add_signed(fs[i]);
-    h.add_signed(tr[i]);
-    h.add_signed(ts[i]);
-    h.add_signed(bytes[i]);
+    h.add(fr[i], fs[i], tr[i], ts[i], bytes[i]);
   }
-  return h.value();
+  return h.value(p);
 }
 
 /// Throws the error that a buffer sum past 2^63 - 1 calls for, in the order of the checks:
@@ -101,9 +123,9 @@ namespace orch::detail {
 /// over pairs. So the items are read once, in source order, and nothing of size items is
 /// written. Sums wrap on overflow and set a flag instead of branching; the caller rebuilds
 /// the exact error from the layouts (throw_plan_overflow).
-/// plan_hash's multiply chain runs in the same loop (position e of the source order hashes
-/// item e, so the items are still hashed in item order): it is latency-bound, and the CPU
-/// overlaps it with the pair work instead of running it after. This pass wins when ranks
+/// The hash runs in the same loop (position e of the source order hashes item e, so the items
+/// are still hashed in item order): its multiply chains are latency-bound, and the CPU
+/// overlaps them with the pair work instead of running them after. This pass wins when ranks
 /// have few peers (an orchestrated step); with a peer per item, pairs_by_destination is
 /// faster, but make_plan's callers want the hash, which this pass gives almost for free.
 /// Complexity: O(items log(peers per rank) + ranks).
@@ -116,7 +138,7 @@ namespace orch::detail {
   const auto from_rank = p.from.rank_of_items();
   const auto from_slot = p.from.slot_of_items();
   const auto to_slot = p.to.slot_of_items();
-  word_hash h = plan_hash_start(p);
+  plan_hasher h;
   // Per destination rank, of the current source rank: items and bytes (side by side: an item
   // touches one cache line). Raw pointers in the item loop, so that its stores do not make
   // the compiler reload the vectors' data pointers.
@@ -150,11 +172,7 @@ namespace orch::detail {
     std::size_t peers = 0;
     const auto end = static_cast<std::size_t>(first[r + 1]);
     for (auto e = static_cast<std::size_t>(first[r]); e < end; ++e) {
-      h.add_signed(from_rank[e]);
-      h.add_signed(from_slot[e]);
-      h.add_signed(destination[e]);
-      h.add_signed(to_slot[e]);
-      h.add_signed(size[e]);
+      h.add(from_rank[e], from_slot[e], destination[e], to_slot[e], size[e]);
       const auto item = static_cast<std::size_t>(source_order[e]);
       const rank_t d = destination[item];
       tally& t = per_rank[d];
@@ -202,7 +220,7 @@ namespace orch::detail {
     p.pair_first[r + 1] = static_cast<index_t>(p.pair_peer.size());
     overflow |= __builtin_add_overflow(p.total, acc, &p.total);
   }
-  p.hash = h.value();
+  p.hash = h.value(p);
   p.hash_known = true;
   return !overflow;
 }

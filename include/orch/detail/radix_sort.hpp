@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-/// Order of items by cost, descending, ties by index ascending: a stable LSD radix sort.
+/// Radix sorts: items by cost (descending, ties by index), and packed 64-bit keys.
 #pragma once
 
 #include <orch/types.hpp>
 
+#include <algorithm>
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -57,6 +59,57 @@ namespace orch::detail {
     order[i] = a[i].index;
   }
   return order;
+}
+
+/// Sorts `keys` ascending; `scratch` is grown to keys.size() when needed (callers keep it
+/// across calls, so a sort allocates nothing once it has grown).
+///
+/// Why radix: callers sort a few hundred packed keys (a cost shifted left, an index below it)
+/// at a time, thousands of times per plan; comparison sorts mispredict about a branch per
+/// comparison on such data. An 8-bit LSD pass per byte that differs between keys costs
+/// O(n + 256) without branches on the data. Small inputs, where the 256-entry counts
+/// dominate, use std::sort. The result is the same either way: keys are plain integers.
+/// Complexity: O(n · varying bytes + 256 · varying bytes), at most 8 passes.
+inline void sort_keys(std::span<std::uint64_t> keys, std::vector<std::uint64_t>& scratch) {
+  const std::size_t n = keys.size();
+  if (n < 64) {
+    std::sort(keys.begin(), keys.end());
+    return;
+  }
+  if (scratch.size() < n) {
+    scratch.resize(n);
+  }
+  std::uint64_t all_or = 0;
+  std::uint64_t all_and = ~std::uint64_t{0};
+  for (const std::uint64_t k : keys) {
+    all_or |= k;
+    all_and &= k;
+  }
+  const std::uint64_t varying = all_or ^ all_and;
+  std::uint64_t* from = keys.data();
+  std::uint64_t* to = scratch.data();
+  for (int shift = 0; shift < 64; shift += 8) {
+    if (((varying >> shift) & 0xffu) == 0) {
+      continue; // equal in every key: the pass would not move anything
+    }
+    std::array<std::size_t, 256> count{};
+    for (std::size_t i = 0; i < n; ++i) {
+      ++count[(from[i] >> shift) & 0xffu];
+    }
+    std::size_t sum = 0;
+    for (auto& c : count) {
+      const std::size_t here = c;
+      c = sum;
+      sum += here;
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      to[count[(from[i] >> shift) & 0xffu]++] = from[i];
+    }
+    std::swap(from, to);
+  }
+  if (from != keys.data()) {
+    std::copy(from, from + n, keys.data());
+  }
 }
 
 } // namespace orch::detail
