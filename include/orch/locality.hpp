@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <string>
 #include <utility>
@@ -78,12 +79,16 @@ namespace detail {
                            topo.ranks(), " ranks");
   }
   const auto node = topo.node_of_ranks();
+  // The pair table read in place (plan.pairs() would copy it into a vector of records).
+  const auto& d = detail::plan_access::data(plan);
   traffic t;
-  for (const auto& p : plan.pairs()) {
-    const auto s = static_cast<std::size_t>(p.source);
-    const auto d = static_cast<std::size_t>(p.destination);
-    auto& cls = s == d ? t.self : node[s] == node[d] ? t.intra_node : t.inter_node;
-    cls += p.bytes; // Σ ≤ plan.total_bytes(), which fits
+  for (std::size_t s = 0; s + 1 < d.pair_first.size(); ++s) {
+    const auto end = static_cast<std::size_t>(d.pair_first[s + 1]);
+    for (auto p = static_cast<std::size_t>(d.pair_first[s]); p < end; ++p) {
+      const auto to = static_cast<std::size_t>(d.pair_peer[p]);
+      auto& cls = s == to ? t.self : node[s] == node[to] ? t.intra_node : t.inter_node;
+      cls += d.pair_bytes[p]; // Σ ≤ plan.total_bytes(), which fits
+    }
   }
   return t;
 }
@@ -95,6 +100,22 @@ namespace detail {
                                              std::span<const rank_t> to_rank,
                                              std::span<const bytes_t> item_bytes,
                                              const topology& topo) {
+  // One branch-free pass accepts valid input (ranks in range, sizes ≥ 0, n · OR of the sizes
+  // bounding every sum); anything else takes the checks below, which name the first problem.
+  if (item_bytes.size() == from_rank.size() && to_rank.size() == from_rank.size()) {
+    const auto ranks = static_cast<std::uint32_t>(topo.ranks());
+    std::uint32_t bad = 0;
+    std::uint64_t bytes_or = 0;
+    for (std::size_t i = 0; i < from_rank.size(); ++i) {
+      bad |= static_cast<std::uint32_t>(static_cast<std::uint32_t>(from_rank[i]) >= ranks) |
+             static_cast<std::uint32_t>(static_cast<std::uint32_t>(to_rank[i]) >= ranks);
+      bytes_or |= static_cast<std::uint64_t>(item_bytes[i]);
+    }
+    const auto bound = static_cast<detail::int128>(from_rank.size()) * bytes_or;
+    if (bad == 0 && (bytes_or >> 63) == 0 && bound <= std::numeric_limits<bytes_t>::max()) {
+      return detail::traffic_of(from_rank, to_rank, item_bytes, topo);
+    }
+  }
   detail::check_item_arrays(from_rank, item_bytes, topo, "measure_traffic");
   if (to_rank.size() != from_rank.size()) {
     throw_invalid_argument("measure_traffic: ", from_rank.size(), " source ranks but ",

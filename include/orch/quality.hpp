@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <limits>
 #include <span>
 #include <vector>
 
@@ -21,16 +23,66 @@ inline void check_bins(rank_t bins, const char* where) {
   }
 }
 
+/// Σ costs and the largest cost (0 for no items), as total_cost checks them.
+struct cost_sum {
+  cost_t total = 0;
+  cost_t largest = 0;
+};
+
+/// Σ costs and the largest cost, with a check for negative costs and overflow: the first
+/// negative cost or the first prefix sum that overflows, in item order, throws.
+///
+/// Why two loops: checking every item costs a branch and an overflow test per item on the
+/// hot path of every phase. Non-negative costs have increasing prefix sums, so when no cost
+/// is negative and the total fits, nothing would have thrown; the first loop finds that
+/// without a branch per item (OR of the costs for the sign, an unsigned sum that cannot wrap
+/// while n · largest < 2^64) and only otherwise the checked walk runs to throw the same error.
+[[nodiscard]] inline cost_sum sum_costs(std::span<const cost_t> costs, const char* where) {
+  const std::size_t n = costs.size();
+  // Four independent lanes (written out: compilers keep lane arrays in memory): the adds and
+  // maxima of one item do not wait on the previous item's.
+  std::uint64_t sum0 = 0, sum1 = 0, sum2 = 0, sum3 = 0;
+  cost_t most0 = 0, most1 = 0, most2 = 0, most3 = 0;
+  std::uint64_t bits = 0; // OR of every cost: its sign bit is set when one is negative
+  const cost_t* c = costs.data();
+  std::size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    sum0 += static_cast<std::uint64_t>(c[i]);
+    sum1 += static_cast<std::uint64_t>(c[i + 1]);
+    sum2 += static_cast<std::uint64_t>(c[i + 2]);
+    sum3 += static_cast<std::uint64_t>(c[i + 3]);
+    bits |= static_cast<std::uint64_t>(c[i] | c[i + 1] | c[i + 2] | c[i + 3]);
+    most0 = std::max(most0, c[i]);
+    most1 = std::max(most1, c[i + 1]);
+    most2 = std::max(most2, c[i + 2]);
+    most3 = std::max(most3, c[i + 3]);
+  }
+  for (; i < n; ++i) {
+    sum0 += static_cast<std::uint64_t>(c[i]);
+    bits |= static_cast<std::uint64_t>(c[i]);
+    most0 = std::max(most0, c[i]);
+  }
+  const cost_t most = std::max(std::max(most0, most1), std::max(most2, most3));
+  const std::uint64_t total = sum0 + sum1 + sum2 + sum3;
+  constexpr auto max_total = static_cast<std::uint64_t>(std::numeric_limits<cost_t>::max());
+  // n · largest < 2^64 bounds the true total, so the unsigned sum above did not wrap.
+  const int128 bound = static_cast<int128>(n) * most;
+  if ((bits >> 63) == 0 && (bound >> 64) == 0 && total <= max_total) {
+    return {static_cast<cost_t>(total), most};
+  }
+  cost_t checked = 0;
+  for (std::size_t j = 0; j < n; ++j) {
+    if (costs[j] < 0) {
+      throw_invalid_argument(where, ": item ", j, " has negative cost ", costs[j]);
+    }
+    checked = checked_add(checked, costs[j], where);
+  }
+  return {checked, most}; // huge costs whose total still fits
+}
+
 /// Σ costs with a check for negative costs and overflow.
 [[nodiscard]] inline cost_t total_cost(std::span<const cost_t> costs, const char* where) {
-  cost_t total = 0;
-  for (std::size_t i = 0; i < costs.size(); ++i) {
-    if (costs[i] < 0) {
-      throw_invalid_argument(where, ": item ", i, " has negative cost ", costs[i]);
-    }
-    total = checked_add(total, costs[i], where);
-  }
-  return total;
+  return sum_costs(costs, where).total;
 }
 
 } // namespace detail
@@ -39,9 +91,8 @@ inline void check_bins(rank_t bins, const char* where) {
 /// Complexity: O(n). Throws: orch::invalid_argument (k <= 0, negative cost), orch::overflow.
 [[nodiscard]] inline cost_t lower_bound(std::span<const cost_t> costs, rank_t bins) {
   detail::check_bins(bins, "lower_bound");
-  const cost_t total = detail::total_cost(costs, "lower_bound");
-  const cost_t largest = costs.empty() ? 0 : *std::max_element(costs.begin(), costs.end());
-  return std::max(detail::ceil_div(total, bins), largest);
+  const auto sum = detail::sum_costs(costs, "lower_bound");
+  return std::max(detail::ceil_div(sum.total, bins), sum.largest);
 }
 
 /// The load of every bin: Σ of the costs of the items assigned to it.

@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <orch/quality.hpp>
 
+#include <support/generators.hpp>
+
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -49,4 +53,72 @@ TEST_CASE("measure reports max/mean, max/lower bound and idle fraction") {
   CHECK(zero.max_over_mean == 1.0);
   CHECK(zero.idle_fraction == 0.0);
   CHECK_THROWS_AS((void)orch::measure_loads(std::vector<orch::cost_t>{}), orch::invalid_argument);
+}
+
+namespace {
+
+// The checked walk that lower_bound's one-pass sum must agree with: the same value, or the
+// same exception type and message for the first negative cost or overflowing prefix.
+std::string reference_lower_bound(const std::vector<orch::cost_t>& c, orch::rank_t k) {
+  orch::cost_t total = 0;
+  orch::cost_t largest = 0;
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    if (c[i] < 0) {
+      return "invalid: lower_bound: item " + std::to_string(i) + " has negative cost " +
+             std::to_string(c[i]);
+    }
+    if (__builtin_add_overflow(total, c[i], &total)) {
+      return "overflow";
+    }
+    largest = std::max(largest, c[i]);
+  }
+  return std::to_string(std::max(total / k + (total % k != 0 ? 1 : 0), largest));
+}
+
+std::string outcome(const std::vector<orch::cost_t>& c, orch::rank_t k) {
+  try {
+    return std::to_string(orch::lower_bound(c, k));
+  } catch (const orch::overflow&) {
+    return "overflow";
+  } catch (const orch::invalid_argument& e) {
+    return std::string("invalid: ") + e.what();
+  }
+}
+
+} // namespace
+
+TEST_CASE("lower_bound: one-pass sum agrees with the checked walk, errors included") {
+  constexpr orch::cost_t big = orch::max_cost / 3;
+  // Every length up to 9 (the four-lane loop and its tail), values near the limits.
+  std::mt19937_64 rng(77);
+  for (int trial = 0; trial < 3000; ++trial) {
+    CAPTURE(trial);
+    const auto n = static_cast<std::size_t>(orch::test::uniform_int(rng, 0, 9));
+    std::vector<orch::cost_t> c(n);
+    const int kind = static_cast<int>(orch::test::uniform_int(rng, 0, 3));
+    for (auto& x : c) {
+      switch (kind) {
+      case 0:
+        x = orch::test::uniform_int(rng, 0, 1000);
+        break;
+      case 1:
+        x = orch::test::uniform_int(rng, big, orch::max_cost);
+        break; // sums may overflow
+      case 2:
+        x = orch::test::uniform_int(rng, -3, 1000);
+        break; // some negative
+      default:
+        x = orch::test::uniform_int(rng, 0, 1) == 0 ? big : orch::test::uniform_int(rng, -1, 5);
+      }
+    }
+    const auto k = static_cast<orch::rank_t>(orch::test::uniform_int(rng, 1, 5));
+    CHECK(outcome(c, k) == reference_lower_bound(c, k));
+  }
+  // n · largest ≥ 2^64 but the total fits: the checked walk gives the value.
+  const std::vector<orch::cost_t> wide{orch::max_cost - 5, 0, 0, 0, 0, 0, 0, 0, 1, 2};
+  CHECK(orch::lower_bound(wide, 1) == orch::max_cost - 2);
+  // An overflow before a negative cost reports the overflow (item order), and vice versa.
+  CHECK(outcome({orch::max_cost, 1, -1}, 2) == "overflow");
+  CHECK(outcome({1, -1, orch::max_cost, 1}, 2) ==
+        "invalid: lower_bound: item 1 has negative cost -1");
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <orch/config.hpp>
+#include <orch/detail/best_fit.hpp>
 #include <orch/detail/checked.hpp>
 #include <orch/detail/locality_input.hpp>
 #include <orch/detail/node_placer.hpp>
@@ -113,18 +114,11 @@ public:
     out.loads = std::move(m.loads);
     if (!m.leaving.empty()) {
       const std::vector<std::size_t> leaving = pack_sorted(m.leaving);
-      // The rooms enter the best fit in increasing order, so each lands at the end of its set
-      // (amortised O(1) instead of a search per rank).
-      std::vector<std::pair<cost_t, rank_t>> rooms;
-      rooms.reserve(out.loads.size());
-      for (std::size_t r = 0; r < out.loads.size(); ++r) {
-        rooms.emplace_back(target_ - out.loads[r], static_cast<rank_t>(r));
-      }
-      std::sort(rooms.begin(), rooms.end());
       best_fit fit;
-      for (const auto& [room, r] : rooms) {
-        fit.add_largest(r, room);
+      for (std::size_t r = 0; r < out.loads.size(); ++r) {
+        fit.add(static_cast<rank_t>(r), target_ - out.loads[r]);
       }
+      fit.sort_from(costs_[leaving.back()]); // the least cost: the last in pack order
       for (const std::size_t i : leaving) {
         rank_t r = fit.take(costs_[i]);
         if (r < 0) {

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-/// Internals of orch/locality.hpp: keep and pack orders, best-fit packing and the per-node shed
-/// lower bound.
+/// Internals of orch/locality.hpp: keep and pack orders and the per-node shed lower bound
+/// (best-fit packing is in detail/best_fit.hpp, included for the users of both).
 #pragma once
 
 #include <orch/config.hpp>
+#include <orch/detail/best_fit.hpp>
 #include <orch/detail/checked.hpp>
 #include <orch/detail/locality_input.hpp>
 #include <orch/detail/sparse_assignment.hpp>
+#include <orch/detail/uninit_vector.hpp>
 #include <orch/topology.hpp>
 #include <orch/types.hpp>
 
@@ -15,8 +17,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
-#include <memory_resource>
-#include <set>
 #include <span>
 #include <utility>
 #include <vector>
@@ -87,50 +87,28 @@ struct node_item {
   return a.index < b.index;
 }
 
-/// Best-fit packing state over some ranks: the rank with the least room that still fits.
-class best_fit {
-public:
-  void add(rank_t rank, cost_t room) { rooms_.emplace(room, rank); }
-  /// add() for a (room, rank) after every one added so far: amortised O(1) instead of O(log).
-  void add_largest(rank_t rank, cost_t room) { rooms_.emplace_hint(rooms_.end(), room, rank); }
-  /// The rank the item goes to (its room shrinks), or -1 when it fits nowhere.
-  rank_t take(cost_t cost) {
-    const auto it = rooms_.lower_bound({cost, -1});
-    if (it == rooms_.end()) {
-      return -1;
-    }
-    return shrink(it, cost);
-  }
-  /// The rank with the most room (lowest rank among equals); it takes the item regardless.
-  rank_t take_most_room(cost_t cost) {
-    return shrink(rooms_.lower_bound({std::prev(rooms_.end())->first, -1}), cost);
-  }
-
-private:
-  using entry = std::pair<cost_t, rank_t>;
-  // Re-keys the entry in place (its node is reused: no allocation per item).
-  rank_t shrink(std::pmr::set<entry>::iterator it, cost_t cost) {
-    auto node = rooms_.extract(it);
-    node.value().first -= cost;
-    const rank_t rank = node.value().second;
-    rooms_.insert(std::move(node));
-    return rank;
-  }
-
-  // Nodes come from one buffer that is released at once: no allocation per rank.
-  std::pmr::monotonic_buffer_resource nodes_;
-  std::pmr::set<entry> rooms_{&nodes_}; // (room under the target, rank)
+/// An item of a node over its capacity, as the shed bound reads it: cost (> 0), bytes and
+/// the bucket of its bytes per cost (see cheapest_cover). Trivial, so the array of them is
+/// not zero-filled before it is written.
+struct shed_item {
+  cost_t cost;
+  bytes_t bytes;
+  std::uint64_t bucket;
 };
 
 /// The items (of positive cost) of every node whose load exceeds ranks_per_node × target,
 /// grouped by node, and what each such node must shed. Nodes within their capacity have an
-/// empty group and need ≤ 0. Items are copied with their cost and bytes, so the selection
-/// that follows compares contiguous records.
+/// empty group and need ≤ 0.
 struct over_capacity_items {
   std::vector<int128> need;   // per node: load − ranks_per_node × target
   std::vector<index_t> first; // per node: start of its items
   std::vector<index_t> last;  // per node: end of its items
-  std::vector<node_item> items;
+  uninit_vector<shed_item> items;
+  // Over all items gathered: the least and the largest bucket of those with bytes (low >
+  // high when none has any), and the OR of every cost and size (at least the largest).
+  std::uint64_t low = ~std::uint64_t{0};
+  std::uint64_t high = 0;
+  std::int64_t all = 0;
 };
 
 [[nodiscard]] inline over_capacity_items group_over_capacity(std::span<const cost_t> costs,
@@ -170,21 +148,41 @@ struct over_capacity_items {
   for (std::size_t r = 0; r < node.size(); ++r) {
     sheds[r] = static_cast<char>(g.need[static_cast<std::size_t>(node[r])] > 0);
   }
+  // The buckets are computed here, while the item is at hand, and their range over all nodes
+  // kept in registers: one histogram range serves every node (a few dozen buckets in
+  // practice, far below cheapest_cover's limit).
+  std::uint64_t low = ~std::uint64_t{0};
+  std::uint64_t high = 0;
+  std::int64_t all = 0;
   for (std::size_t i = 0; i < costs.size(); ++i) {
     const auto r = static_cast<std::size_t>(current_rank[i]);
-    if (sheds[r] != 0 && costs[i] > 0) {
-      const auto nd = static_cast<std::size_t>(node[r]);
-      g.items[static_cast<std::size_t>(g.last[nd]++)] = {costs[i], item_bytes[i], i, 0};
+    const cost_t c = costs[i];
+    if (sheds[r] == 0 || c <= 0) {
+      continue;
     }
+    const bytes_t b = item_bytes[i];
+    all |= c | b;
+    const double ratio = static_cast<double>(b) / static_cast<double>(c);
+    const std::uint64_t bucket = std::bit_cast<std::uint64_t>(ratio) >> 48;
+    if (bucket != 0) { // zero bytes: bucket 0, far below all others (see cheapest_cover)
+      low = std::min(low, bucket);
+      high = std::max(high, bucket);
+    }
+    const auto nd = static_cast<std::size_t>(node[r]);
+    g.items[static_cast<std::size_t>(g.last[nd]++)] = {c, b, bucket};
   }
+  g.low = low;
+  g.high = high;
+  g.all = all;
   return g;
 }
 
-/// Moves to the front of [begin, end) a set of items (positive costs) that holds every item
-/// of the cheapest bytes per cost ahead of all others and whose cost covers `need` (when the
-/// whole range does), and returns its end; a walk in shed order that stops once `need` is
-/// covered never leaves it. The set is the items up to a bucket of bytes/cost found by a
-/// histogram of cost over buckets, so only it needs ordering.
+/// Moves to the front of [begin, end) a set of items (positive costs, buckets from
+/// group_over_capacity, all within [g.low, g.high] or 0) that holds every item of the
+/// cheapest bytes per cost ahead of all others and whose cost covers `need` (when the whole
+/// range does), and returns its end; a walk in shed order that stops once `need` is covered
+/// never leaves it. The set is the items up to a bucket of bytes/cost found by a histogram of
+/// cost over buckets, so only it needs ordering.
 ///
 /// Why it is exact: for integers below 2^53 the double quotient is the correctly rounded
 /// ratio, so it never decreases as the exact ratio grows; the bucket (top bits of a positive
@@ -192,70 +190,58 @@ struct over_capacity_items {
 /// grows. An item in a higher bucket therefore has a strictly larger exact ratio than every
 /// item in the set. Ranges with larger values, or buckets spread too widely, are returned
 /// whole.
-template <class It>
-[[nodiscard]] It cheapest_cover(It begin, It end, int128 need, std::vector<cost_t>& histogram) {
+[[nodiscard]] inline shed_item* cheapest_cover(shed_item* begin, shed_item* end, int128 need,
+                                               const over_capacity_items& g,
+                                               std::vector<cost_t>& histogram) {
   constexpr std::int64_t exact = std::int64_t{1} << 53;
   constexpr std::size_t max_buckets = 4096;
-  std::uint64_t low = ~std::uint64_t{0};
-  std::uint64_t high = 0;
-  std::int64_t all = 0; // OR of every cost and size: at least the largest of them
-  for (It it = begin; it != end; ++it) {
-    all |= it->cost | it->bytes;
-    const double ratio = static_cast<double>(it->bytes) / static_cast<double>(it->cost);
-    const std::uint64_t bucket = std::bit_cast<std::uint64_t>(ratio) >> 48;
-    it->slot = static_cast<std::size_t>(bucket);
-    if (bucket != 0) { // zero bytes: bucket 0, far below all others (see the clamp below)
-      low = bucket < low ? bucket : low;
-      high = bucket > high ? bucket : high;
-    }
-  }
-  if (all >= exact) {
-    return end; // the quotients may be inexact (the buckets written are not used then)
+  if (g.all >= exact) {
+    return end; // the quotients may be inexact
   }
   // Buckets only need to grow with the ratio, so zero-byte items join the bucket just below
   // the lowest other one instead of stretching the histogram down to 0.
-  if (low > high) { // every item has zero bytes: one bucket
-    low = 0;
-    high = 0;
-  } else {
-    low -= 1; // ≥ 0: a positive double has a positive bucket
+  std::uint64_t low = 0;
+  std::uint64_t high = 0;
+  if (g.low <= g.high) { // else every item has zero bytes: one bucket
+    low = g.low - 1;     // ≥ 0: a positive double has a positive bucket
+    high = g.high;
   }
   if (begin == end || high - low >= max_buckets) {
     return end;
   }
   histogram.assign(static_cast<std::size_t>(high - low) + 1, 0);
-  for (It it = begin; it != end; ++it) {
-    it->slot = it->slot < low ? static_cast<std::size_t>(low) : it->slot;
-    histogram[it->slot - low] += it->cost; // ≤ Σ costs, checked by the caller
+  for (const shed_item* it = begin; it != end; ++it) {
+    const std::uint64_t bucket = it->bucket < low ? low : it->bucket;
+    histogram[static_cast<std::size_t>(bucket - low)] += it->cost; // ≤ Σ costs: checked
   }
   std::size_t last = 0;
   int128 covered = histogram[0];
   while (covered < need && last + 1 < histogram.size()) {
     covered += histogram[++last];
   }
-  const std::size_t cut = static_cast<std::size_t>(low) + last;
-  // The rest is not needed any more: compaction writes only the (few) items kept.
-  return std::remove_if(begin, end, [cut](const node_item& x) { return x.slot > cut; });
+  const std::uint64_t cut = low + last;
+  // The rest is not needed any more: compaction writes only the (few) items kept. (Zero-byte
+  // items, counted in the lowest bucket, have bucket 0 ≤ cut.)
+  return std::remove_if(begin, end, [cut](const shed_item& x) { return x.bucket > cut; });
 }
 
 /// For each node, the fewest bytes (fractional knapsack, rounded up) whose cost it must shed
 /// so that what stays fits ranks_per_node × target; summed over nodes. The items are taken
 /// cheapest bytes per cost first (the reverse of the keep order) from a heap, so a node pays
 /// O(m) to build it plus O(log m) per item it sheds: the excess is usually a few items.
+///
+/// Items of equal bytes per cost may be shed in any order: whole ones add exactly ratio ×
+/// cost bytes, so the total up to the last (fractional) one is ratio × the cost they cover,
+/// rounded up once, whichever of them comes last.
 [[nodiscard]] inline bytes_t node_shed_lower_bound(std::span<const cost_t> costs,
                                                    std::span<const rank_t> current_rank,
                                                    std::span<const bytes_t> item_bytes,
                                                    const topology& topo, cost_t target) {
   auto over = group_over_capacity(costs, current_rank, item_bytes, topo, target);
-  // Heap order: the top is the item kept last by keep_before, i.e. the one shed first. All
-  // costs are positive here.
-  const auto kept_earlier = [](const node_item& a, const node_item& b) {
-    const int128 lhs = int128{a.bytes} * b.cost;
-    const int128 rhs = int128{b.bytes} * a.cost;
-    if (lhs != rhs) {
-      return lhs > rhs;
-    }
-    return a.cost != b.cost ? a.cost > b.cost : a.index < b.index;
+  // Heap order: the top has the fewest bytes per cost, i.e. is shed first. All costs are
+  // positive here.
+  const auto kept_earlier = [](const shed_item& a, const shed_item& b) {
+    return int128{a.bytes} * b.cost > int128{b.bytes} * a.cost;
   };
   int128 bound = 0;
   std::vector<cost_t> histogram;
@@ -264,9 +250,9 @@ template <class It>
     if (need <= 0) {
       continue;
     }
-    const auto begin = over.items.begin() + over.first[nd];
-    auto end = over.items.begin() + over.last[nd];
-    end = cheapest_cover(begin, end, need, histogram);
+    shed_item* const begin = over.items.data() + over.first[nd];
+    shed_item* end =
+        cheapest_cover(begin, over.items.data() + over.last[nd], need, over, histogram);
     std::make_heap(begin, end, kept_earlier);
     while (need > 0 && begin != end) {
       std::pop_heap(begin, end, kept_earlier);

@@ -21,12 +21,14 @@
 namespace orch::detail {
 
 /// Access to a plan's shared item sizes, so that plans derived from it (inverse, compose,
-/// schedule stages) share one array instead of copying it.
+/// schedule stages) share one array instead of copying it, and to its arrays.
 struct plan_access {
   [[nodiscard]] static const std::shared_ptr<const std::vector<bytes_t>>&
   shared_bytes(const exchange_plan& p) noexcept {
     return p.d_->bytes;
   }
+  /// The plan's arrays, for readers that walk its pair table without copying it.
+  [[nodiscard]] static const plan_data& data(const exchange_plan& p) noexcept { return *p.d_; }
 };
 
 /// orch::inverse: everything that make_plan(to, from, bytes) would compute follows from
