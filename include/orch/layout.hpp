@@ -54,20 +54,23 @@ public:
     check_ranks(ranks, "layout::from_assignment");
     detail::layout_data l;
     l.ranks = ranks;
-    count_items(l.first, rank_of_item, ranks, "layout::from_assignment");
     const std::size_t n = rank_of_item.size();
-    l.rank_of.assign(rank_of_item.begin(), rank_of_item.end());
+    l.rank_of.resize(n);
+    count_items(l.first, rank_of_item, ranks, "layout::from_assignment", l.rank_of.data());
     l.slot_of.resize(n);
     l.order.resize(n);
-    std::vector<index_t> next(l.first.begin(), l.first.end() - 1);
+    // A rank's next slot is how many of its items came before; its position in order follows.
+    std::vector<index_t> filled(static_cast<std::size_t>(ranks), 0);
+    const rank_t* const rank = rank_of_item.data();
     const index_t* const first = l.first.data();
+    index_t* const used = filled.data();
     index_t* const order = l.order.data();
     index_t* const slot = l.slot_of.data();
     for (std::size_t i = 0; i < n; ++i) {
-      const auto r = static_cast<std::size_t>(rank_of_item[i]);
-      const index_t pos = next[r]++;
-      order[static_cast<std::size_t>(pos)] = static_cast<index_t>(i);
-      slot[i] = pos - first[r];
+      const auto r = static_cast<std::size_t>(rank[i]);
+      const index_t s = used[r]++;
+      slot[i] = s;
+      order[static_cast<std::size_t>(first[r] + s)] = static_cast<index_t>(i);
     }
     return layout(std::move(l));
   }
@@ -88,8 +91,8 @@ public:
     }
     detail::layout_data l;
     l.ranks = ranks;
-    count_items(l.first, rank_of_item, ranks, "layout::from_keys");
-    l.rank_of.assign(rank_of_item.begin(), rank_of_item.end());
+    l.rank_of.resize(rank_of_item.size());
+    count_items(l.first, rank_of_item, ranks, "layout::from_keys", l.rank_of.data());
     l.slot_of.resize(rank_of_item.size());
     l.order.resize(rank_of_item.size());
     for (std::size_t i = 0; i < l.order.size(); ++i) {
@@ -134,7 +137,8 @@ public:
     // pass the slots (a range check, and a slot found taken means two items share it).
     detail::layout_data l;
     l.ranks = ranks;
-    count_items(l.first, rank_of, ranks, "layout::from_placements");
+    l.rank_of.resize(rank_of.size());
+    count_items(l.first, rank_of, ranks, "layout::from_placements", l.rank_of.data());
     l.order.assign(rank_of.size(), index_t{-1});
     const index_t* const first = l.first.data();
     index_t* const order = l.order.data();
@@ -156,7 +160,6 @@ public:
     }
     // n items in n distinct slots of the right ranks: every slot is used exactly once.
     l.slot_of.assign(slot_of.begin(), slot_of.end());
-    l.rank_of.assign(rank_of.begin(), rank_of.end());
     return layout(std::move(l));
   }
 
@@ -271,10 +274,20 @@ private:
     }
   }
 
+  /// The error of count_items, out of line: taking the values by copy keeps the loop's
+  /// variables in registers (the throw helpers take references, which would pin them to the
+  /// stack on every item).
+  [[noreturn]] [[gnu::noinline]] static void throw_rank_outside(const char* where, std::size_t i,
+                                                                rank_t r, rank_t ranks) {
+    throw_invalid_argument(where, ": item ", i, " is on rank ", r, " outside [0, ", ranks, ")");
+  }
+
   /// Validates the rank of every item and sets `first` to the offsets of every rank's run
-  /// (ranks + 1 entries): a count per rank, then a prefix sum.
+  /// (ranks + 1 entries): a count per rank, then a prefix sum. Also copies every item's rank
+  /// to `copy` (rank_of_item.size() entries) as it reads them: the layout's rank_of, which a
+  /// copy of its own would read again.
   static void count_items(std::vector<index_t>& first, std::span<const rank_t> rank_of_item,
-                          rank_t ranks, const char* where) {
+                          rank_t ranks, const char* where, rank_t* copy) {
     first.assign(static_cast<std::size_t>(ranks) + 1, 0);
     // Raw pointers and one unsigned comparison for the range (ranks > 0): the loop keeps
     // everything in registers, and the check is a predictable branch, not a pass of its own.
@@ -282,11 +295,12 @@ private:
     const rank_t* const rank = rank_of_item.data();
     const std::size_t n = rank_of_item.size();
     for (std::size_t i = 0; i < n; ++i) {
-      if (static_cast<std::uint32_t>(rank[i]) >= static_cast<std::uint32_t>(ranks)) {
-        throw_invalid_argument(where, ": item ", i, " is on rank ", rank[i], " outside [0, ", ranks,
-                               ")");
+      const rank_t r = rank[i];
+      if (static_cast<std::uint32_t>(r) >= static_cast<std::uint32_t>(ranks)) {
+        throw_rank_outside(where, i, r, ranks);
       }
-      ++count[rank[i]];
+      ++count[r];
+      copy[i] = r;
     }
     for (std::size_t r = 0; r < static_cast<std::size_t>(ranks); ++r) {
       first[r + 1] += first[r];

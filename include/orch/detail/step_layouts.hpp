@@ -20,23 +20,32 @@ namespace orch::detail {
 /// indices of a rank are exactly 0..count−1, so an example's slot is its local index).
 /// Complexity: O(examples + ranks).
 inline layout owner_layout(const item_table& table, rank_t ranks) {
-  const auto owners = table.owners();
-  const auto local = table.local_indices();
+  const rank_t* const owners = table.owners().data();
+  const index_t* const local = table.local_indices().data();
+  const std::size_t examples = table.owners().size();
+  // Every array is written once, by index: the count pass copies the ranks and the scatter
+  // the slots as they read them (copies of their own would read both columns again).
+  uninit_vector<rank_t> rank_of(examples);
+  uninit_vector<index_t> slot_of(examples);
+  uninit_vector<index_t> order(examples); // a permutation: every entry written once
   std::vector<index_t> first(static_cast<std::size_t>(ranks) + 1, 0);
-  for (const rank_t r : owners) {
-    ++first[static_cast<std::size_t>(r) + 1];
+  index_t* const count = first.data() + 1;
+  for (std::size_t x = 0; x < examples; ++x) {
+    const rank_t r = owners[x];
+    rank_of[x] = r;
+    ++count[r];
   }
   for (std::size_t r = 0; r < static_cast<std::size_t>(ranks); ++r) {
     first[r + 1] += first[r];
   }
-  uninit_vector<index_t> order(owners.size()); // a permutation: every entry written once
-  for (std::size_t x = 0; x < owners.size(); ++x) {
-    order[static_cast<std::size_t>(first[static_cast<std::size_t>(owners[x])] + local[x])] =
-        static_cast<index_t>(x);
+  const index_t* const start = first.data();
+  for (std::size_t x = 0; x < examples; ++x) {
+    const index_t slot = local[x];
+    slot_of[x] = slot;
+    order[static_cast<std::size_t>(start[owners[x]] + slot)] = static_cast<index_t>(x);
   }
-  return layout_access::from_parts(ranks, uninit_vector<rank_t>(owners.begin(), owners.end()),
-                                   uninit_vector<index_t>(local.begin(), local.end()),
-                                   std::move(first), std::move(order));
+  return layout_access::from_parts(ranks, std::move(rank_of), std::move(slot_of), std::move(first),
+                                   std::move(order));
 }
 
 /// Per encoder: the layout of its items (phase item i ↔ table media `encoder_media[e][i]`)
@@ -61,20 +70,20 @@ inline std::vector<layout> media_layouts_following(const item_table& table, cons
     out[e].first.resize(static_cast<std::size_t>(ranks) + 1);
     out[e].order.resize(in.encoder_media[e].size());
   }
-  // Per encoder: the next position in its order, the first one of the current rank, and the
-  // arrays (raw pointers, so that the loop's stores do not reload the vectors).
+  // Per encoder: the items it placed on the current rank (= the next slot), that rank's run
+  // in its order, and the arrays (raw pointers, so that the loop's stores do not reload the
+  // vectors). A slot needs no subtraction and only the slot count is read and written per item.
   struct cursor {
-    index_t next = 0;
-    index_t rank_first = 0;
+    index_t slot = 0;
+    index_t* run = nullptr; // order + first position of the current rank
     rank_t* rank_of = nullptr;
     index_t* slot_of = nullptr;
-    index_t* order = nullptr;
   };
   std::vector<cursor> at(encoders);
+  std::vector<index_t> next(encoders, 0); // per encoder: first position of the current rank
   for (std::size_t e = 0; e < encoders; ++e) {
     at[e].rank_of = out[e].rank_of.data();
     at[e].slot_of = out[e].slot_of.data();
-    at[e].order = out[e].order.data();
   }
   const auto order = examples_layout.order();
   const auto first = examples_layout.first_on();
@@ -84,8 +93,9 @@ inline std::vector<layout> media_layouts_following(const item_table& table, cons
   // Each rank's examples in slot order and their media in order: that is the slot order.
   for (std::size_t r = 0; r + 1 < first.size(); ++r) {
     for (std::size_t e = 0; e < encoders; ++e) {
-      out[e].first[r] = at[e].next;
-      at[e].rank_first = at[e].next;
+      out[e].first[r] = next[e];
+      at[e].slot = 0;
+      at[e].run = out[e].order.data() + next[e];
     }
     const auto end = static_cast<std::size_t>(first[r + 1]);
     for (auto p = static_cast<std::size_t>(first[r]); p < end; ++p) {
@@ -94,17 +104,20 @@ inline std::vector<layout> media_layouts_following(const item_table& table, cons
       for (auto m = static_cast<std::size_t>(offsets[x]); m < media_end; ++m) {
         cursor& c = at[static_cast<std::size_t>(encoder_of[m])];
         const index_t i = phase_index[m];
-        const index_t position = c.next++;
+        const index_t slot = c.slot++;
+        c.run[slot] = i;
         c.rank_of[i] = static_cast<rank_t>(r);
-        c.slot_of[i] = position - c.rank_first;
-        c.order[position] = i;
+        c.slot_of[i] = slot;
       }
+    }
+    for (std::size_t e = 0; e < encoders; ++e) {
+      next[e] += at[e].slot;
     }
   }
   std::vector<layout> layouts;
   layouts.reserve(encoders);
   for (std::size_t e = 0; e < encoders; ++e) {
-    out[e].first[static_cast<std::size_t>(ranks)] = at[e].next;
+    out[e].first[static_cast<std::size_t>(ranks)] = next[e];
     layouts.push_back(layout_access::from_parts(ranks, std::move(out[e].rank_of),
                                                 std::move(out[e].slot_of), std::move(out[e].first),
                                                 std::move(out[e].order)));
