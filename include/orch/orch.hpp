@@ -26,4 +26,5 @@
 #include <orch/quality.hpp>
 #include <orch/schedule.hpp>
 #include <orch/topology.hpp>
+#include <orch/traffic.hpp>
 #include <orch/types.hpp>
