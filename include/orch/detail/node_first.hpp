@@ -14,12 +14,27 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <set>
+#include <memory>
 #include <span>
 #include <utility>
 #include <vector>
 
 namespace orch::detail {
+
+/// Buffers of shed_cover, reused across the nodes of one node_first call.
+struct shed_scratch {
+  struct record {
+    double ratio; // bytes / cost, correctly rounded
+    cost_t cost;
+    bytes_t bytes;
+    std::size_t index;
+  };
+  std::vector<record> pool;        // the items that may be shed
+  std::vector<std::uint32_t> live; // positions in pool that may still be taken
+};
+
+/// shed_cover sorts this many items of a node, the first in shed order (see there).
+inline constexpr std::size_t head_size = 16;
 
 /// The items a node over its capacity sheds: their cost must cover `need`; the fewest bytes
 /// is a knapsack-cover problem, solved greedily: cheapest bytes per cost first (the reverse of
@@ -27,75 +42,139 @@ namespace orch::detail {
 /// overshoot what is still needed; then,
 /// if something is still needed, the single remaining item with the fewest bytes that covers
 /// it. Items above `largest` (the most room any other node has) are not shed when the others
-/// can cover the need. `items` are the node's items; returns the shed ones.
-[[nodiscard]] inline std::vector<std::size_t> shed_cover(std::span<const index_t> items,
-                                                         cost_t need, cost_t largest,
-                                                         std::span<const cost_t> costs,
-                                                         std::span<const bytes_t> item_bytes) {
-  std::vector<std::size_t> shed;
-  // Items costing more than `largest` could go nowhere; they stay unless nothing else covers.
-  cost_t placeable = 0;
-  for (const auto x : items) {
-    const auto i = static_cast<std::size_t>(x);
-    placeable += costs[i] <= largest ? costs[i] : 0; // ≤ Σ costs, checked by the caller
-  }
+/// can cover the need. `items` are the node's items, none of them marked in `gone`; the shed
+/// ones are marked in `gone` and appended to `shed`.
+inline void shed_cover(std::span<const index_t> items, cost_t need, cost_t largest,
+                       std::span<const cost_t> costs, std::span<const bytes_t> item_bytes,
+                       std::span<char> gone, std::vector<std::size_t>& shed,
+                       shed_scratch& scratch) {
+  using record = shed_scratch::record;
   // Shed order: the reverse of the keep order (fewest bytes per cost first, then smaller
   // cost, then higher index), on contiguous records. For values below 2^53 the double
   // quotient is the correctly rounded ratio, so it never decreases as the exact ratio grows:
   // where two quotients differ they order the items as the exact ratios do, and only equal
   // quotients need the exact products.
-  struct record {
-    double ratio;
-    cost_t cost;
-    bytes_t bytes;
-    std::size_t index;
-  };
-  constexpr std::int64_t exact = std::int64_t{1} << 53;
-  bool doubles = true;
-  std::vector<record> pool; // the items that may be shed
-  pool.reserve(items.size());
+  auto& pool = scratch.pool;
+  pool.clear();
+  cost_t placeable = 0;
+  bool too_large = false; // some item costs more than `largest`
   for (const auto x : items) {
     const auto i = static_cast<std::size_t>(x);
-    if (costs[i] != 0 && (placeable < need || costs[i] <= largest)) {
-      doubles = doubles && costs[i] < exact && item_bytes[i] < exact;
+    placeable += costs[i] <= largest ? costs[i] : 0; // ≤ Σ costs, checked by the caller
+    too_large = too_large || costs[i] > largest;
+    if (costs[i] != 0) {
       pool.push_back({static_cast<double>(item_bytes[i]) / static_cast<double>(costs[i]), costs[i],
                       item_bytes[i], i});
     }
   }
-  std::sort(pool.begin(), pool.end(), [doubles](const record& a, const record& b) {
-    if (doubles && a.ratio != b.ratio) {
-      return a.ratio < b.ratio;
-    }
+  // Items costing more than `largest` could go nowhere; they stay unless nothing else covers.
+  if (too_large && placeable >= need) {
+    std::erase_if(pool, [largest](const record& r) { return r.cost > largest; });
+  }
+  cost_t top_cost = 0;
+  bytes_t top_bytes = 0;
+  for (const record& r : pool) {
+    top_cost = std::max(top_cost, r.cost);
+    top_bytes = std::max(top_bytes, r.bytes);
+  }
+  constexpr std::int64_t exact = std::int64_t{1} << 53;
+  const bool doubles = top_cost < exact && top_bytes < exact;
+  const auto exact_before = [](const record& a, const record& b) {
     const int128 lhs = int128{b.bytes} * a.cost;
     const int128 rhs = int128{a.bytes} * b.cost;
     if (lhs != rhs) {
       return lhs > rhs;
     }
     return a.cost != b.cost ? a.cost < b.cost : a.index > b.index;
-  });
-  std::vector<char> taken(pool.size(), 0);
-  for (std::size_t x = 0; x < pool.size() && need > 0; ++x) {
+  };
+  const auto take = [&](const record& r) {
+    need -= r.cost;
+    gone[r.index] = 1;
+    shed.push_back(r.index);
+  };
+  const auto sheds_before = [doubles, &exact_before](const record& a, const record& b) {
+    return doubles && a.ratio != b.ratio ? a.ratio < b.ratio : exact_before(a, b);
+  };
+  // The greedy in shed order takes an item when its cost fits what is still needed. A node
+  // takes its few items among the first in shed order, so only those are sorted (after a
+  // selection that puts them in front). Items skipped cost more than the need, which only
+  // shrinks, so they are never taken later: after the head, the next item taken is always
+  // the first in shed order among the untaken ones that fit, found by scans of the items that
+  // still fit (the others drop out for good); after many takes the rest is sorted and
+  // finished in order. Each way takes exactly the items the greedy over a full sort takes.
+  const std::size_t head = std::min(pool.size(), head_size);
+  if (head < pool.size()) {
+    std::nth_element(pool.begin(), pool.begin() + static_cast<std::ptrdiff_t>(head), pool.end(),
+                     sheds_before);
+  }
+  std::sort(pool.begin(), pool.begin() + static_cast<std::ptrdiff_t>(head), sheds_before);
+  for (std::size_t x = 0; x < head && need > 0; ++x) {
     if (pool[x].cost <= need) {
-      need -= pool[x].cost;
-      taken[x] = 1;
-      shed.push_back(pool[x].index);
+      take(pool[x]);
     }
+  }
+  auto& live = scratch.live;
+  live.clear();
+  for (std::size_t x = head; x < pool.size() && need > 0; ++x) {
+    if (pool[x].cost <= need) {
+      live.push_back(static_cast<std::uint32_t>(x));
+    }
+  }
+  std::size_t alive = live.size();
+  constexpr int scans = 8;
+  for (int round = 0; need > 0 && alive > 0; ++round) {
+    if (round == scans) {
+      std::sort(live.begin(), live.begin() + static_cast<std::ptrdiff_t>(alive),
+                [&](std::uint32_t a, std::uint32_t b) { return sheds_before(pool[a], pool[b]); });
+      for (std::size_t x = 0; x < alive && need > 0; ++x) {
+        if (pool[live[x]].cost <= need) {
+          take(pool[live[x]]);
+        }
+      }
+      break;
+    }
+    std::size_t best = 0;
+    for (std::size_t x = 1; x < alive; ++x) {
+      best = sheds_before(pool[live[x]], pool[live[best]]) ? x : best;
+    }
+    take(pool[live[best]]);
+    live[best] = live[--alive];
+    std::size_t kept = 0;
+    for (std::size_t x = 0; x < alive; ++x) {
+      if (pool[live[x]].cost <= need) {
+        live[kept++] = live[x];
+      }
+    }
+    alive = kept;
   }
   if (need > 0) {
     // Every item not taken costs more than what is still needed (it was skipped when the
     // need was at least as large), so any of them covers it: take the one with fewest bytes.
     const record* best = nullptr;
-    for (std::size_t x = 0; x < pool.size(); ++x) {
-      const record& r = pool[x];
+    for (const record& r : pool) {
       const bool better = best == nullptr || (r.bytes != best->bytes ? r.bytes < best->bytes
                                               : r.cost != best->cost ? r.cost < best->cost
                                                                      : r.index < best->index);
-      best = taken[x] == 0 && better ? &r : best;
+      best = gone[r.index] == 0 && better ? &r : best;
     }
     ORCH_ASSERT(best != nullptr);
-    shed.push_back(best->index);
+    take(*best);
   }
-  return shed;
+}
+
+/// settle() (below) from an assignment the caller no longer needs: the search works in it in
+/// place.
+[[nodiscard]] inline std::vector<rank_t> settle(std::span<const cost_t> costs, rank_t ranks,
+                                                std::vector<rank_t>&& start, cost_t target) {
+  local_search_options options;
+  options.target = target;
+  options.partners = 64; // at thousands of ranks the least-loaded few hold the good moves
+  options.work_budget = 16 * static_cast<std::int64_t>(costs.size()) + 200'000;
+  local_searcher search; // the input was validated by the caller
+  if (search.run(costs, ranks, std::move(start), options) > target) {
+    return {};
+  }
+  return search.take_bin_of();
 }
 
 /// Last resort for an assignment with ranks above `target`: orch::local_search over all ranks
@@ -103,15 +182,7 @@ namespace orch::detail {
 /// units. Returns the improved assignment, or an empty vector if it is still above target.
 [[nodiscard]] inline std::vector<rank_t> settle(std::span<const cost_t> costs, rank_t ranks,
                                                 std::span<const rank_t> start, cost_t target) {
-  local_search_options options;
-  options.target = target;
-  options.partners = 64; // at thousands of ranks the least-loaded few hold the good moves
-  options.work_budget = 16 * static_cast<std::int64_t>(costs.size()) + 200'000;
-  local_searcher search; // the input was validated by the caller
-  if (search.run(costs, ranks, start, options) > target) {
-    return {};
-  }
-  return search.take_bin_of();
+  return settle(costs, ranks, std::vector<rank_t>(start.begin(), start.end()), target);
 }
 
 /// Candidate "node first": fix the node totals first, then each node's ranks.
@@ -139,64 +210,129 @@ struct node_first_result {
   const auto nodes = static_cast<std::size_t>(topo.nodes());
   const auto node = topo.node_of_ranks();
   const auto local = topo.local_indices();
-  std::vector<rank_t> node_of_item(n);
+  // Every node's items in increasing index (a counting sort by node) and its total cost.
+  std::vector<index_t> first(nodes + 1, 0);
+  std::vector<cost_t> total(nodes, 0); // ≤ Σ costs, checked by the caller
   for (std::size_t i = 0; i < n; ++i) {
-    node_of_item[i] = node[static_cast<std::size_t>(current_rank[i])];
+    const auto nd = static_cast<std::size_t>(node[static_cast<std::size_t>(current_rank[i])]);
+    ++first[nd + 1];
+    total[nd] += costs[i];
   }
-  const auto by_node = items_by_key(node_of_item, nodes);
-  // A node's items, in increasing index: a slice of by_node.order.
+  for (std::size_t nd = 0; nd < nodes; ++nd) {
+    first[nd + 1] += first[nd];
+  }
+  // Every slot is written below: no zero-fill (a byte-wise store loop at 80k items).
+  const std::unique_ptr<index_t[]> order(new index_t[n]);
+  {
+    std::vector<index_t> next(first.begin(), first.end() - 1);
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto nd = static_cast<std::size_t>(node[static_cast<std::size_t>(current_rank[i])]);
+      order[static_cast<std::size_t>(next[nd]++)] = static_cast<index_t>(i);
+    }
+  }
   const auto members = [&](std::size_t nd) {
-    const auto first = static_cast<std::size_t>(by_node.first[nd]);
-    const auto last = static_cast<std::size_t>(by_node.first[nd + 1]);
-    return std::span<const index_t>(by_node.order).subspan(first, last - first);
+    const auto from = static_cast<std::size_t>(first[nd]);
+    return std::span<const index_t>(order.get() + from,
+                                    static_cast<std::size_t>(first[nd + 1]) - from);
   };
   std::vector<int128> spare(nodes);
+  int128 most_spare = 0;
   for (std::size_t nd = 0; nd < nodes; ++nd) {
-    spare[nd] = int128{topo.ranks_per_node(static_cast<rank_t>(nd))} * target;
-    for (const index_t i : members(nd)) {
-      spare[nd] -= costs[static_cast<std::size_t>(i)];
-    }
+    spare[nd] = int128{topo.ranks_per_node(static_cast<rank_t>(nd))} * target - total[nd];
+    most_spare = spare[nd] > most_spare ? spare[nd] : most_spare;
   }
 
   // 1. Node totals: over-capacity nodes shed.
-  int128 most_spare = 0;
-  for (std::size_t nd = 0; nd < nodes; ++nd) {
-    most_spare = spare[nd] > most_spare ? spare[nd] : most_spare;
-  }
   const auto largest = static_cast<cost_t>(most_spare); // ≤ ranks_per_node · target
   std::vector<std::size_t> leaving;
   std::vector<char> gone(n, 0);
-  for (std::size_t nd = 0; nd < nodes; ++nd) {
-    if (spare[nd] >= 0) {
-      continue;
-    }
-    for (const std::size_t i :
-         shed_cover(members(nd), static_cast<cost_t>(-spare[nd]), largest, costs, item_bytes)) {
-      gone[i] = 1;
-      leaving.push_back(i);
-      spare[nd] += costs[i];
+  {
+    shed_scratch scratch;
+    for (std::size_t nd = 0; nd < nodes; ++nd) {
+      if (spare[nd] >= 0) {
+        continue;
+      }
+      const std::size_t from = leaving.size();
+      shed_cover(members(nd), static_cast<cost_t>(-spare[nd]), largest, costs, item_bytes, gone,
+                 leaving, scratch);
+      for (std::size_t x = from; x < leaving.size(); ++x) {
+        spare[nd] += costs[leaving[x]];
+      }
     }
   }
-  // 2. Receivers: most spare first (ties: lower node).
-  std::sort(leaving.begin(), leaving.end(),
-            [&](std::size_t a, std::size_t b) { return pack_before(a, b, costs, item_bytes); });
-  std::set<std::pair<int128, std::size_t>> by_spare; // (−spare, node)
-  for (std::size_t nd = 0; nd < nodes; ++nd) {
-    by_spare.emplace(-spare[nd], nd);
+  // 2. Receivers: most spare first (ties: lower node), from a binary heap of the nodes whose
+  // top only ever loses spare (so it only sifts down).
+  // Shed items in pack_before order. They all cost something (shed_cover never sheds a free
+  // item), where pack_before is: larger cost, then more bytes, then lower index; sorted as
+  // contiguous records instead of through the item arrays.
+  {
+    struct leaver {
+      cost_t cost;
+      bytes_t bytes;
+      std::size_t index;
+    };
+    std::vector<leaver> by_pack(leaving.size());
+    for (std::size_t x = 0; x < leaving.size(); ++x) {
+      const std::size_t i = leaving[x];
+      ORCH_ASSERT(costs[i] != 0);
+      by_pack[x] = {costs[i], item_bytes[i], i};
+    }
+    std::sort(by_pack.begin(), by_pack.end(), [](const leaver& a, const leaver& b) {
+      return a.cost != b.cost     ? a.cost > b.cost
+             : a.bytes != b.bytes ? a.bytes > b.bytes
+                                  : a.index < b.index;
+    });
+    for (std::size_t x = 0; x < leaving.size(); ++x) {
+      leaving[x] = by_pack[x].index;
+    }
   }
-  std::vector<std::vector<std::size_t>> received(nodes);
-  for (const std::size_t i : leaving) {
+  const auto first_in_line = [&](std::size_t a, std::size_t b) {
+    return spare[a] != spare[b] ? spare[a] > spare[b] : a < b;
+  };
+  std::vector<std::size_t> heap(nodes);
+  for (std::size_t nd = 0; nd < nodes; ++nd) {
+    heap[nd] = nd;
+  }
+  std::make_heap(heap.begin(), heap.end(),
+                 [&](std::size_t a, std::size_t b) { return first_in_line(b, a); });
+  std::vector<rank_t> receiver(leaving.size());
+  std::vector<index_t> received_first(nodes + 1, 0);
+  for (std::size_t x = 0; x < leaving.size(); ++x) {
     // When no node has room left the item still goes to the one with the most: its ranks
     // then cannot all reach the target and settle() finishes across nodes.
-    const auto [neg, nd] = *by_spare.begin();
-    by_spare.erase(by_spare.begin());
-    spare[nd] -= costs[i];
-    by_spare.emplace(-spare[nd], nd);
-    received[nd].push_back(i);
+    const std::size_t nd = heap[0];
+    spare[nd] -= costs[leaving[x]];
+    receiver[x] = static_cast<rank_t>(nd);
+    ++received_first[nd + 1];
+    for (std::size_t at = 0;;) { // sift the top down
+      const std::size_t l = 2 * at + 1;
+      if (l >= nodes) {
+        break;
+      }
+      const std::size_t c = l + 1 < nodes && first_in_line(heap[l + 1], heap[l]) ? l + 1 : l;
+      if (!first_in_line(heap[c], nd)) {
+        break;
+      }
+      heap[at] = heap[c];
+      heap[c] = nd;
+      at = c;
+    }
+  }
+  // Every node's received items, largest first (a stable counting sort by receiver).
+  for (std::size_t nd = 0; nd < nodes; ++nd) {
+    received_first[nd + 1] += received_first[nd];
+  }
+  std::vector<std::size_t> received(leaving.size());
+  {
+    std::vector<index_t> next(received_first.begin(), received_first.end() - 1);
+    for (std::size_t x = 0; x < leaving.size(); ++x) {
+      received[static_cast<std::size_t>(next[static_cast<std::size_t>(receiver[x])]++)] =
+          leaving[x];
+    }
   }
 
   // 3. Inside every node: start where items are, then local search between its ranks.
-  std::vector<rank_t> rank_of(n, -1);
+  std::vector<rank_t> rank_of(n); // every item is written below: kept or received by a node
   bool short_of_target = false;
   std::vector<std::size_t> items;
   std::vector<cost_t> sub_costs;
@@ -206,44 +342,60 @@ struct node_first_result {
   for (std::size_t nd = 0; nd < nodes; ++nd) {
     const auto ranks = topo.ranks_on(static_cast<rank_t>(nd));
     const auto g = ranks.size();
-    items.clear();
-    start.clear();
+    const auto own = members(nd);
+    const auto in = std::span<const std::size_t>(received).subspan(
+        static_cast<std::size_t>(received_first[nd]),
+        static_cast<std::size_t>(received_first[nd + 1] - received_first[nd]));
+    const std::size_t most = own.size() + in.size();
+    if (items.size() < most) {
+      items.resize(most);
+      sub_costs.resize(most);
+      start.resize(most);
+    }
     load.assign(g, 0);
-    for (const index_t x : members(nd)) {
+    std::size_t m = 0;
+    for (const index_t x : own) {
       const auto i = static_cast<std::size_t>(x);
       if (gone[i] == 0) {
         const rank_t l = local[static_cast<std::size_t>(current_rank[i])];
-        items.push_back(i);
-        start.push_back(l);
+        items[m] = i;
+        sub_costs[m] = costs[i];
+        start[m] = l;
         load[static_cast<std::size_t>(l)] += costs[i];
+        ++m;
       }
     }
-    for (const std::size_t i : received[nd]) { // largest first, to the least loaded rank
+    for (const std::size_t i : in) { // largest first, to the least loaded rank
       const auto l =
           static_cast<std::size_t>(std::min_element(load.begin(), load.end()) - load.begin());
-      items.push_back(i);
-      start.push_back(static_cast<rank_t>(l));
+      items[m] = i;
+      sub_costs[m] = costs[i];
+      start[m] = static_cast<rank_t>(l);
       load[l] += costs[i];
+      ++m;
     }
+    const auto placed = std::span<const std::size_t>(items).first(m);
     if (*std::max_element(load.begin(), load.end()) > target) {
-      sub_costs.resize(items.size());
-      for (std::size_t j = 0; j < items.size(); ++j) {
-        sub_costs[j] = costs[items[j]];
-      }
       local_search_options options;
       options.target = target;
-      options.work_budget = 64 * static_cast<std::int64_t>(items.size()) + 20'000;
-      const cost_t top = search.run(sub_costs, static_cast<rank_t>(g), start, options);
-      start.assign(search.bin_of().begin(), search.bin_of().end());
+      options.work_budget = 64 * static_cast<std::int64_t>(m) + 20'000;
+      const cost_t top =
+          search.run(std::span<const cost_t>(sub_costs).first(m), static_cast<rank_t>(g),
+                     std::span<const rank_t>(start).first(m), options);
       short_of_target = short_of_target || top > target;
-    }
-    for (std::size_t j = 0; j < items.size(); ++j) {
-      rank_of[items[j]] = ranks[static_cast<std::size_t>(start[j])];
+      const auto& bin_of = search.bin_of();
+      for (std::size_t j = 0; j < m; ++j) {
+        rank_of[placed[j]] = ranks[static_cast<std::size_t>(bin_of[j])];
+      }
+    } else {
+      for (std::size_t j = 0; j < m; ++j) {
+        rank_of[placed[j]] = ranks[static_cast<std::size_t>(start[j])];
+      }
     }
   }
   if (short_of_target) {
     // Some node could not be balanced inside itself: let items cross nodes where needed.
-    return {settle(costs, topo.ranks(), rank_of, target), true};
+    return {settle(costs, topo.ranks(), std::move(rank_of), target), true};
   }
   return {std::move(rank_of), false};
 }

@@ -6,7 +6,9 @@
 #include <orch/types.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <utility>
 #include <vector>
@@ -35,6 +37,47 @@ public:
     std::size_t block = 0;
     std::size_t at = 0;
   };
+
+  /// Every bin b with loads[b], in the order (load, bin) ascending (improver_state::by_load),
+  /// into `out`; `keys` is scratch. A node's few bins by insertion (a later bin goes after
+  /// equal loads); many by one sort of packed keys (the load above the bin's bits: integer
+  /// comparisons, no comparator calls) when the largest load leaves room for them.
+  static void sort_by_load(std::span<const cost_t> loads, std::vector<entry>& out,
+                           std::vector<std::uint64_t>& keys) {
+    const std::size_t k = loads.size();
+    out.resize(k);
+    if (k <= 16) {
+      for (std::size_t b = 0; b < k; ++b) {
+        const entry e{loads[b], static_cast<rank_t>(b)};
+        std::size_t at = b;
+        for (; at > 0 && e.load < out[at - 1].load; --at) {
+          out[at] = out[at - 1];
+        }
+        out[at] = e;
+      }
+      return;
+    }
+    const auto shift = static_cast<int>(std::bit_width(k - 1));
+    const cost_t top = *std::max_element(loads.begin(), loads.end());
+    if ((static_cast<std::uint64_t>(top) >> (64 - shift)) != 0) {
+      for (std::size_t b = 0; b < k; ++b) {
+        out[b] = {loads[b], static_cast<rank_t>(b)};
+      }
+      std::sort(out.begin(), out.end(), [](const entry& x, const entry& y) {
+        return x.load < y.load || (x.load == y.load && x.bin < y.bin);
+      });
+      return;
+    }
+    keys.resize(k);
+    for (std::size_t b = 0; b < k; ++b) {
+      keys[b] = (static_cast<std::uint64_t>(loads[b]) << shift) | b;
+    }
+    std::sort(keys.begin(), keys.end());
+    const std::uint64_t mask = (std::uint64_t{1} << shift) - 1;
+    for (std::size_t x = 0; x < k; ++x) {
+      out[x] = {static_cast<cost_t>(keys[x] >> shift), static_cast<rank_t>(keys[x] & mask)};
+    }
+  }
 
   /// `sorted`: every bin with its load, already in order.
   /// The blocks of an earlier assign() are reused (local search may run many times).
@@ -90,6 +133,28 @@ public:
     if (blk.empty() && blocks_.size() > 1) {
       blocks_.erase(blocks_.begin() + static_cast<std::ptrdiff_t>(c.block));
     }
+  }
+
+  /// True when all bins are in one block (few bins): then update() serves every change.
+  [[nodiscard]] bool single_block() const noexcept { return blocks_.size() == 1; }
+
+  /// With a single block: gives the entry at c the key `e` (its bin, a new load) and moves
+  /// it by neighbour shifts to where `less` puts it; returns its new index. Entries between
+  /// the old and the new place shift by one; cursors elsewhere stay valid. With a handful of
+  /// bins this is a few moves, where erase() and insert() each shift the block and search it.
+  template <class Less>
+  std::size_t update(const cursor& c, const entry& e, Less less) {
+    ORCH_ASSERT(single_block());
+    auto& blk = blocks_[0];
+    std::size_t at = c.at;
+    for (; at > 0 && less(e, blk[at - 1]); --at) {
+      blk[at] = blk[at - 1];
+    }
+    for (; at + 1 < blk.size() && less(blk[at + 1], e); ++at) {
+      blk[at] = blk[at + 1];
+    }
+    blk[at] = e;
+    return at;
   }
 
   /// Inserts `e` where `less` (a strict total order on entries) puts it.

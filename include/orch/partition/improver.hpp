@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <vector>
 
@@ -57,7 +58,7 @@ public:
       rank_t tried = 0;
       for (auto at = order_.last();;) {
         const rank_t m = order_[at];
-        if (m != top && (time_less(load(m), rules_.speed(m), load(top), rules_.speed(top)))) {
+        if (m != top && earlier(m, top)) {
           break; // below the largest time: not critical
         }
         if (partners > 0 && ++tried > std::max<rank_t>(1, partners / 4)) {
@@ -84,6 +85,12 @@ public:
   }
 
 private:
+  /// True when bin x's time (load / speed) is below bin y's; equal speeds compare loads.
+  [[nodiscard]] bool earlier(rank_t x, rank_t y) const noexcept {
+    return rules_.has_speeds() ? time_less(load(x), rules_.speed(x), load(y), rules_.speed(y))
+                               : load(x) < load(y);
+  }
+
   /// One improving step out of critical bin m (partners least loaded first, levels in
   /// order); false when none exists. Reorders order_ when it succeeds.
   bool improve_bin(rank_t m, int levels, bool pair_moves, const rank_t* partners_of_level,
@@ -95,7 +102,7 @@ private:
       rank_t tried = 0;
       for (auto at = order_.first(); order_.valid(at) && order_[at] != m; order_.next(at)) {
         const rank_t b = order_[at];
-        if (!time_less(load(b), rules_.speed(b), load(m), rules_.speed(m))) {
+        if (!earlier(b, m)) {
           break; // b is as late as m: nothing can lower both below m's time
         }
         if (partners_of_level[level] > 0 && ++tried > partners_of_level[level]) {
@@ -155,9 +162,25 @@ private:
       // 1–1 swaps as one merge: down M's list c_i falls, so the ideal partner cost
       // c_i − ideal falls too and its position in b's list only moves right.
       std::size_t pos = 0;
+      const entry* below = bi.data(); // the first of b's entries cheaper than c_i (moves right)
+      const entry* const b_end = bi.data() + bi.size();
+      // The skip below needs the ideal transfer in [1, dmax] (with speeds it may be 0).
+      const bool skips = pr.ideal >= 1 && pr.ideal <= pr.dmax;
+      const cost_t reach = skips ? pr.dmax : std::numeric_limits<cost_t>::max();
       for (const entry& ei : mi) {
         if (ei.c < 1) {
           break; // the rest are zero-cost items: no positive transfer
+        }
+        // Only b's items costing c_i − dmax … c_i − 1 give a valid transfer, and when there is
+        // one, one of the two entries the walks start from is one (the range holds the ideal
+        // partner cost). Near the end of a search most items have none: their walks would
+        // consider nothing, so only their unit is charged.
+        while (below != b_end && below->c >= ei.c) {
+          ++below;
+        }
+        if (below == b_end ? skips : below->c < ei.c - reach) {
+          ++pending_;
+          continue;
         }
         const std::uint32_t i = ei.id;
         const auto make_swap = [i](const entry& ej) {
@@ -169,9 +192,11 @@ private:
           return s;
         };
         const cost_t want = ei.c - pr.ideal;
-        while (pos < bi.size() && bi[pos].c > want) {
-          ++pos;
+        const entry* at = bi.data() + pos;
+        while (at != b_end && at->c > want) {
+          ++at;
         }
+        pos = static_cast<std::size_t>(at - bi.data());
         ++pending_;
         if (plain_ ? walk_swaps(pr, ei, bi, pos)
                    : walk(pr, ei.c, false, bi, single_key, make_swap, pos)) {

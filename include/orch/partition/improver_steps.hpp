@@ -245,11 +245,59 @@ protected:
     }
   }
 
+  /// Swaps item i of bin `from` with item j of bin `to`: what move_item(i, from, to) and
+  /// move_item(j, to, from) do together, but each list keeps its length, so the newcomer
+  /// takes the leaving item's slot and moves by neighbour shifts to its place (short lists;
+  /// long ones go through move_item).
+  void swap_items(std::uint32_t i, std::uint32_t j, rank_t from, rank_t to) {
+    const auto f = static_cast<std::size_t>(from);
+    const auto t = static_cast<std::size_t>(to);
+    if (lists_[f].len > replace_max || lists_[t].len > replace_max) {
+      move_item(i, from, to);
+      move_item(j, to, from);
+      return;
+    }
+    replace_item(f, i, j);
+    replace_item(t, j, i);
+    const cost_t delta = cost(i) - cost(j);
+    load_[f] -= delta;
+    load_[t] += delta;
+    const cost_t res_delta = rules_.res(i) - rules_.res(j);
+    res_[f] -= res_delta;
+    res_[t] += res_delta;
+    bin_of_[i] = to;
+    bin_of_[j] = from;
+  }
+
+  /// In bin b's list, item `in` replaces item `out` (see swap_items).
+  void replace_item(std::size_t b, std::uint32_t out, std::uint32_t in) {
+    const auto& l = sorted_list(b);
+    entry* first = arena_.data() + l.off;
+    const entry e{cost(in), in};
+    auto at = static_cast<std::size_t>(slot(first, l.len, entry{cost(out), out}) - first);
+    for (; at > 0 && before(e, first[at - 1]); --at) {
+      first[at] = first[at - 1];
+    }
+    for (; at + 1 < l.len && before(first[at + 1], e); ++at) {
+      first[at] = first[at + 1];
+    }
+    first[at] = e;
+  }
+
+  /// Lists up to this long take swaps in place (swap_items); longer ones shift by memmove.
+  static constexpr std::size_t replace_max = 32;
+
   void apply(const probe& pr, const step& s) {
-    for (int t = 0; t < s.n_out; ++t) {
+    // Items out of M paired with items into M are swaps; the lists end up the same either
+    // way (sorted sets), swap_items only gets there with fewer shifts.
+    const int both = std::min(s.n_out, s.n_in);
+    for (int t = 0; t < both; ++t) {
+      swap_items(s.out[static_cast<std::size_t>(t)], s.in[static_cast<std::size_t>(t)], pr.m, pr.b);
+    }
+    for (int t = both; t < s.n_out; ++t) {
       move_item(s.out[static_cast<std::size_t>(t)], pr.m, pr.b);
     }
-    for (int t = 0; t < s.n_in; ++t) {
+    for (int t = both; t < s.n_in; ++t) {
       move_item(s.in[static_cast<std::size_t>(t)], pr.b, pr.m);
     }
     pairs_valid_[static_cast<std::size_t>(pr.m)] = 0;

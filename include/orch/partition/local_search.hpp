@@ -101,11 +101,14 @@ public:
   cost_t run(std::span<const cost_t> costs, rank_t bins, std::span<const rank_t> start,
              const local_search_options& options) {
     engine_.reset(costs, bins, start, bin_rules{});
-    // local_search's bound max(target, ⌈Σ/k⌉, max cost), from the engine's loads and lists.
-    const cost_t bound = std::max(options.target, engine_.simple_bound());
-    work_meter meter(options.work_budget, options.time_limit_ms);
-    engine_.run(meter, bound, 1, options.pair_moves, options.partners, options.repartition_items);
-    return engine_.max_load();
+    return search(options);
+  }
+
+  /// run() from an assignment the caller hands over (no copy of it is made).
+  cost_t run(std::span<const cost_t> costs, rank_t bins, std::vector<rank_t>&& start,
+             const local_search_options& options) {
+    engine_.reset(costs, bins, std::move(start), bin_rules{});
+    return search(options);
   }
 
   /// The assignment of the last run() (valid until the next one).
@@ -114,6 +117,14 @@ public:
   [[nodiscard]] std::vector<rank_t> take_bin_of() { return engine_.take_bin_of(); }
 
 private:
+  cost_t search(const local_search_options& options) {
+    // local_search's bound max(target, ⌈Σ/k⌉, max cost), from the engine's loads and lists.
+    const cost_t bound = std::max(options.target, engine_.simple_bound());
+    work_meter meter(options.work_budget, options.time_limit_ms);
+    engine_.run(meter, bound, 1, options.pair_moves, options.partners, options.repartition_items);
+    return engine_.max_load();
+  }
+
   improver engine_;
 };
 
