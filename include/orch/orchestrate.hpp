@@ -154,7 +154,7 @@ inline std::vector<rank_t> balance_phase(phase_result& ph, std::span<const rank_
       // As locality_balance does: keep_local finished by local search across all ranks, or
       // node_first; the one sending fewer bytes across nodes, then fewer moved, wins.
       auto first = node_first(ph.costs, current, stay, topo, target).rank_of;
-      auto settled = settle(ph.costs, ranks, kept.rank_of, target);
+      auto settled = settle(ph.costs, ranks, std::move(kept.rank_of), target);
       if (!first.empty() && !settled.empty()) {
         if (sends_fewer(measure_traffic(current, settled, stay, topo),
                         measure_traffic(current, first, stay, topo))) {
