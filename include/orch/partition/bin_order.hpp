@@ -15,6 +15,22 @@
 
 namespace orch::detail {
 
+/// In the range [first, first + n), sorted by `less` except at `at`: gives position `at` the
+/// value `e` and moves it by neighbour shifts to where `less` puts it; returns its index.
+/// Entries between the old and the new place shift by one. With a handful of entries this is
+/// a few moves, where an erase and an insert each shift the range and search it.
+template <class T, class Less>
+std::size_t reposition(T* first, std::size_t n, std::size_t at, const T& e, Less less) {
+  for (; at > 0 && less(e, first[at - 1]); --at) {
+    first[at] = first[at - 1];
+  }
+  for (; at + 1 < n && less(first[at + 1], e); ++at) {
+    first[at] = first[at + 1];
+  }
+  first[at] = e;
+  return at;
+}
+
 /// Every bin once with its load, sorted by a strict total order on (load, bin) that the
 /// caller passes on each change, stored as a list of short sorted blocks. The loads are
 /// stored beside the bins so that a comparison reads no other array.
@@ -139,22 +155,13 @@ public:
   [[nodiscard]] bool single_block() const noexcept { return blocks_.size() == 1; }
 
   /// With a single block: gives the entry at c the key `e` (its bin, a new load) and moves
-  /// it by neighbour shifts to where `less` puts it; returns its new index. Entries between
-  /// the old and the new place shift by one; cursors elsewhere stay valid. With a handful of
-  /// bins this is a few moves, where erase() and insert() each shift the block and search it.
+  /// it to where `less` puts it (reposition); returns its new index. Cursors elsewhere stay
+  /// valid.
   template <class Less>
   std::size_t update(const cursor& c, const entry& e, Less less) {
     ORCH_ASSERT(single_block());
     auto& blk = blocks_[0];
-    std::size_t at = c.at;
-    for (; at > 0 && less(e, blk[at - 1]); --at) {
-      blk[at] = blk[at - 1];
-    }
-    for (; at + 1 < blk.size() && less(blk[at + 1], e); ++at) {
-      blk[at] = blk[at + 1];
-    }
-    blk[at] = e;
-    return at;
+    return reposition(blk.data(), blk.size(), c.at, e, less);
   }
 
   /// Inserts `e` where `less` (a strict total order on entries) puts it.

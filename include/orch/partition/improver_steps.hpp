@@ -274,14 +274,8 @@ protected:
     const auto& l = sorted_list(b);
     entry* first = arena_.data() + l.off;
     const entry e{cost(in), in};
-    auto at = static_cast<std::size_t>(slot(first, l.len, entry{cost(out), out}) - first);
-    for (; at > 0 && before(e, first[at - 1]); --at) {
-      first[at] = first[at - 1];
-    }
-    for (; at + 1 < l.len && before(first[at + 1], e); ++at) {
-      first[at] = first[at + 1];
-    }
-    first[at] = e;
+    const auto at = static_cast<std::size_t>(slot(first, l.len, entry{cost(out), out}) - first);
+    reposition(first, l.len, at, e, [](const entry& x, const entry& y) { return before(x, y); });
   }
 
   /// Lists up to this long take swaps in place (swap_items); longer ones shift by memmove.
