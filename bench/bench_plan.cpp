@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace {
@@ -161,7 +162,7 @@ void bench_locality_balance_paper(benchmark::State& state) {
   state.counters["inter_share"] = check.moved.inter_node_share();
   state.counters["inter_over_lb"] = static_cast<double>(check.moved.inter_node) /
                                     static_cast<double>(check.inter_node_lower_bound);
-  state.SetLabel(check.method);
+  state.SetLabel(std::string(orch::to_string(check.method)));
 }
 BENCHMARK(bench_locality_balance_paper)->Unit(benchmark::kMillisecond);
 
@@ -199,7 +200,7 @@ void bench_fixed_workload(benchmark::State& state) {
           : share(local.moved.inter_node, local.inter_node_lower_bound);
   state.counters["plain_max_lb"] = w.bins.ratio_to_lower_bound();
   state.counters["local_max_lb"] = local.ratio_to_lower_bound();
-  state.SetLabel(local.method);
+  state.SetLabel(std::string(orch::to_string(local.method)));
 }
 BENCHMARK(bench_fixed_workload)
     ->ArgsProduct({{0, 1}, {50, 75, 100}})

@@ -8,6 +8,7 @@
 #include "partition_runner.hpp"
 
 #include <orch/config.hpp>
+#include <orch/partition/algorithm.hpp>
 
 #include <cstdint>
 #include <exception>
@@ -57,6 +58,14 @@ int run_partition(const std::vector<std::string>& args, std::ostream& out, std::
     }
     path = opts.get("instance");
     algo = opts.get("algo");
+    if (!orch_bench::is_peer_name(algo)) {
+      try {
+        static_cast<void>(orch::parse_partition_algorithm(algo));
+      } catch (const orch::invalid_argument& e) {
+        throw orch_bench::input_error("option --algo: " + std::string(e.what()) + ", or a peer (" +
+                                      orch_bench::peer_names_joined() + ")");
+      }
+    }
     if (!orch_bench::parse_instance_format(opts.get("format"), format)) {
       throw orch_bench::input_error("option --format: '" + opts.get("format") +
                                     "' is not pcmax, costs or detect");

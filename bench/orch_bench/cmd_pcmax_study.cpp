@@ -242,7 +242,7 @@ int run_study(const std::vector<std::string>& args, std::ostream& out, std::ostr
   for (const auto& inst : suite) {
     // The reference: orch's exact solver with a generous budget.
     orch::partition_options exact;
-    exact.algorithm = "exact";
+    exact.algorithm = orch::partition_algorithm::exact;
     exact.work_budget = exact_budget;
     const auto start = std::chrono::steady_clock::now();
     const auto ref = orch::partition(inst.costs, inst.bins, exact);

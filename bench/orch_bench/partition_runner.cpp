@@ -31,7 +31,9 @@ run_outcome run_algorithm(const run_request& request, std::span<const orch::cost
                           orch::rank_t bins, int repeat) {
   const bool peer = peers::is_peer(request.algorithm);
   orch::partition_options options;
-  options.algorithm = request.algorithm;
+  if (!peer) {
+    options.algorithm = orch::parse_partition_algorithm(request.algorithm);
+  }
   if (request.budget_given) {
     options.work_budget = request.work_budget;
   }

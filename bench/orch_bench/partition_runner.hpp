@@ -13,7 +13,8 @@
 
 namespace orch_bench {
 
-/// What to run: an orch algorithm name (passed to orch::partition) or a peer's name.
+/// What to run: an orch algorithm name (orch::parse_partition_algorithm, then orch::partition)
+/// or a peer's name.
 struct run_request {
   std::string algorithm = "auto";
   std::int64_t work_budget = 0;

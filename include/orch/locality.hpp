@@ -22,7 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
-#include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -183,6 +183,33 @@ struct locality_options {
   std::int64_t slack_ppm = 1000;
 };
 
+/// How locality_balance placed the items (locality_result::method).
+enum class placement_method : std::uint8_t {
+  keep_local,           ///< ranks keep what fits, the rest goes to their node first
+  keep_local_settle,    ///< keep_local, then a local search across all ranks
+  node_first,           ///< nodes shed a knapsack cover of their excess, then balance inside
+  node_first_settle,    ///< node_first, then a local search across all ranks
+  rearranged_reference, ///< the reference bins mapped onto ranks by rearrange_bins
+};
+
+/// The name tools print for `m`: "keep_local", "keep_local+settle", "node_first",
+/// "node_first+settle" or "rearranged_reference".
+[[nodiscard]] constexpr std::string_view to_string(placement_method m) noexcept {
+  switch (m) {
+  case placement_method::keep_local:
+    return "keep_local";
+  case placement_method::keep_local_settle:
+    return "keep_local+settle";
+  case placement_method::node_first:
+    return "node_first";
+  case placement_method::node_first_settle:
+    return "node_first+settle";
+  case placement_method::rearranged_reference:
+    return "rearranged_reference";
+  }
+  return "?";
+}
+
 /// Result of locality_balance.
 struct locality_result {
   std::vector<rank_t> rank_of; ///< new rank of every item
@@ -194,11 +221,11 @@ struct locality_result {
   traffic moved;                 ///< moving every item from its current rank to rank_of
   /// No assignment with largest load ≤ target sends fewer bytes across nodes.
   bytes_t inter_node_lower_bound = 0;
-  /// "keep_local" or "node_first" (the locality heuristics, docs/plans.md; "+settle" when a
-  /// final local search across all ranks was needed to reach the target), or
-  /// "rearranged_reference" (the reference bins through rearrange_bins, used when that
-  /// crosses fewer node boundaries or no heuristic could reach the target).
-  std::string method;
+  /// keep_local or node_first (the locality heuristics, docs/plans.md; the _settle variants
+  /// when a final local search across all ranks was needed to reach the target), or
+  /// rearranged_reference (the reference bins through rearrange_bins, used when that crosses
+  /// fewer node boundaries or no heuristic could reach the target). Names: to_string.
+  placement_method method = placement_method::rearranged_reference;
 
   /// max_load / lower_bound (1 when both are 0). Reporting only.
   [[nodiscard]] double ratio_to_lower_bound() const noexcept {
@@ -268,13 +295,13 @@ locality_balance(std::span<const cost_t> costs, std::span<const rank_t> current_
   auto local = std::move(kept.rank_of);
   auto local_loads = std::move(kept.loads);
   bool local_ok = kept.max_load <= out.target;
-  std::string local_method = "keep_local";
+  placement_method local_method = placement_method::keep_local;
   if (!local_ok) {
     if (auto settled = detail::settle(costs, k, local, out.target); !settled.empty()) {
       local = std::move(settled);
       local_loads = detail::loads_of(costs, local, k);
       local_ok = true;
-      local_method = "keep_local+settle";
+      local_method = placement_method::keep_local_settle;
     }
   }
   traffic local_traffic;
@@ -283,7 +310,7 @@ locality_balance(std::span<const cost_t> costs, std::span<const rank_t> current_
   }
   // node_first is for targets keep_local cannot meet by itself: where keep_local succeeds it
   // moves fewer bytes inside nodes, and skipping node_first halves the time.
-  if (!local_ok || local_method != "keep_local") {
+  if (!local_ok || local_method != placement_method::keep_local) {
     auto first = detail::node_first(costs, current_rank, item_bytes, topo, out.target);
     if (!first.rank_of.empty()) {
       const traffic t = detail::traffic_of(current_rank, first.rank_of, item_bytes, topo);
@@ -292,7 +319,8 @@ locality_balance(std::span<const cost_t> costs, std::span<const rank_t> current_
         local_loads = detail::loads_of(costs, local, k);
         local_traffic = t;
         local_ok = true;
-        local_method = first.settled ? "node_first+settle" : "node_first";
+        local_method =
+            first.settled ? placement_method::node_first_settle : placement_method::node_first;
       }
     }
   }
@@ -319,7 +347,7 @@ locality_balance(std::span<const cost_t> costs, std::span<const rank_t> current_
       out.rank_of = mapped.rank_of_items(reference_bin_of);
       out.loads = detail::loads_of(costs, out.rank_of, k);
       out.moved = mapped_traffic;
-      out.method = "rearranged_reference";
+      out.method = placement_method::rearranged_reference;
     }
   }
   out.max_load = *std::max_element(out.loads.begin(), out.loads.end());

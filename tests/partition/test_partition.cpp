@@ -27,9 +27,6 @@ std::vector<index_t> counts_of(const std::vector<rank_t>& bin_of, rank_t bins) {
   return n;
 }
 
-const std::vector<std::string> algorithms{"auto",     "lpt",        "lpt+ls", "kk",
-                                          "multifit", "subset_sum", "exact"};
-
 } // namespace
 
 TEST_CASE("partition: every algorithm gives a valid assignment, never worse than its bound") {
@@ -38,9 +35,10 @@ TEST_CASE("partition: every algorithm gives a valid assignment, never worse than
     const auto n = static_cast<std::size_t>(orch::test::uniform_int(rng, 0, 60));
     const auto k = static_cast<rank_t>(orch::test::uniform_int(rng, 1, 16));
     const auto c = orch::test::uniform_costs(seed, n, 0, 10000);
-    for (const auto& a : algorithms) {
+    for (const auto a : orch::all_partition_algorithms) {
+      const std::string name(orch::to_string(a));
       CAPTURE(seed);
-      CAPTURE(a);
+      CAPTURE(name);
       orch::partition_options o;
       o.algorithm = a;
       o.work_budget = 30000; // keeps the searches short; their quality is tested elsewhere
@@ -135,7 +133,7 @@ TEST_CASE("partition: constraints are honoured and infeasible ones name the limi
   o.second_capacity = 60; // Σ mem > 10 × 60
   CHECK_THROWS_AS((void)orch::partition(c, 10, o), orch::infeasible);
   orch::partition_options kk;
-  kk.algorithm = "kk";
+  kk.algorithm = orch::partition_algorithm::kk;
   kk.equal_counts = true;
   CHECK_THROWS_AS((void)orch::partition(c, 10, kk), orch::invalid_argument);
 }
@@ -173,11 +171,40 @@ TEST_CASE("partition: deterministic; budget and time limit respected; bad option
   timed.time_limit_ms = 1;
   orch::test::check_partition_invariants(c, 30, orch::partition(c, 30, timed));
   orch::partition_options unknown;
-  unknown.algorithm = "magic";
-  CHECK_THROWS_AS((void)orch::partition(c, 30, unknown), orch::invalid_argument);
+  unknown.algorithm = static_cast<orch::partition_algorithm>(99); // e.g. a bad cast in a binding
+  CHECK_THROWS_WITH_AS((void)orch::partition(c, 30, unknown),
+                       doctest::Contains("unknown algorithm value 99"), orch::invalid_argument);
   orch::partition_options negative;
   negative.work_budget = -1;
   CHECK_THROWS_AS((void)orch::partition(c, 30, negative), orch::invalid_argument);
+}
+
+TEST_CASE("partition: algorithm names round-trip; unknown names list the valid ones") {
+  const std::vector<std::string> names{"auto",     "lpt",        "lpt+ls", "kk",
+                                       "multifit", "subset_sum", "exact"};
+  REQUIRE(names.size() == orch::all_partition_algorithms.size());
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    CAPTURE(names[i]);
+    const auto a = orch::all_partition_algorithms[i];
+    CHECK(orch::to_string(a) == names[i]);
+    CHECK(orch::parse_partition_algorithm(names[i]) == a);
+  }
+  CHECK(orch::parse_partition_algorithm("lpt+ls") == orch::partition_algorithm::lpt_ls);
+  CHECK(orch::parse_partition_algorithm("auto") == orch::partition_algorithm::automatic);
+  CHECK_THROWS_WITH_AS((void)orch::parse_partition_algorithm("magic"),
+                       "unknown partition algorithm 'magic' (expected auto, lpt, lpt+ls, kk, "
+                       "multifit, subset_sum or exact)",
+                       orch::invalid_argument);
+  CHECK_THROWS_AS((void)orch::parse_partition_algorithm("LPT"), orch::invalid_argument);
+  CHECK_THROWS_AS((void)orch::parse_partition_algorithm(""), orch::invalid_argument);
+  // Algorithms that ignore constraints name themselves when they reject them.
+  const auto c = orch::test::uniform_costs(3, 20, 1, 100);
+  orch::partition_options o;
+  o.algorithm = orch::partition_algorithm::multifit;
+  o.max_items_per_bin = 5;
+  CHECK_THROWS_WITH_AS((void)orch::partition(c, 4, o),
+                       doctest::Contains("algorithm \"multifit\" does not support constraints"),
+                       orch::invalid_argument);
 }
 
 TEST_CASE("partition: edge cases") {

@@ -408,7 +408,8 @@ TEST_CASE("locality: wide nodes (best fit over many ranks) keep balance and item
     CHECK(res.moved.inter_node >= res.inter_node_lower_bound);
     CHECK(res.moved.inter_node <=
           orch::rearrange_bins(ref.bin_of, current, bytes, topo).moves().inter_node);
-    if (res.method == "keep_local" || res.method == "node_first") {
+    if (res.method == orch::placement_method::keep_local ||
+        res.method == orch::placement_method::node_first) {
       const auto before = orch::bin_loads(costs, current, k);
       for (std::size_t i = 0; i < n; ++i) {
         bool over = false;
@@ -453,10 +454,11 @@ TEST_CASE("locality: locality_balance keeps balance, keeps items, beats rearrang
     CHECK(res.moved.inter_node >= res.inter_node_lower_bound);
     const auto mapped = orch::rearrange_bins(ref.bin_of, current, bytes, topo);
     CHECK(res.moved.inter_node <= mapped.moves().inter_node);
-    if (res.method != "rearranged_reference") {
+    if (res.method != orch::placement_method::rearranged_reference) {
       ++keep_local_wins;
     }
-    if (res.method == "keep_local" || res.method == "node_first") {
+    if (res.method == orch::placement_method::keep_local ||
+        res.method == orch::placement_method::node_first) {
       // A node whose ranks are all at or under the target keeps all its items on the node.
       const auto before = orch::bin_loads(costs, current, k);
       std::vector<char> node_over(static_cast<std::size_t>(topo.nodes()), 0);
@@ -471,8 +473,9 @@ TEST_CASE("locality: locality_balance keeps balance, keeps items, beats rearrang
         }
       }
     } else {
-      CHECK((res.method == "rearranged_reference" || res.method == "keep_local+settle" ||
-             res.method == "node_first+settle"));
+      CHECK((res.method == orch::placement_method::rearranged_reference ||
+             res.method == orch::placement_method::keep_local_settle ||
+             res.method == orch::placement_method::node_first_settle));
     }
     // Same input, same answer.
     const auto again = orch::locality_balance(costs, current, bytes, topo, ref.bin_of);
@@ -489,7 +492,7 @@ TEST_CASE("locality: locality_balance keeps balance, keeps items, beats rearrang
 TEST_CASE("locality: tight targets from orch::partition (node_first, settle)") {
   // Attention costs of narrow lognormal lengths: orch::partition reaches the lower bound, so
   // the target leaves 0.1 % of room and keep_local alone cannot meet it.
-  std::vector<std::string> methods;
+  std::vector<orch::placement_method> methods;
   for (std::uint64_t seed = 1; seed <= 6; ++seed) {
     CAPTURE(seed);
     const rank_t k = 64;
@@ -515,8 +518,18 @@ TEST_CASE("locality: tight targets from orch::partition (node_first, settle)") {
     methods.push_back(res.method);
   }
   // Both node_first outcomes occur on these seeds (when written: 1 without, 5 with settle).
-  CHECK(std::count(methods.begin(), methods.end(), "node_first+settle") >= 1);
-  CHECK(std::count(methods.begin(), methods.end(), "rearranged_reference") == 0);
+  CHECK(std::count(methods.begin(), methods.end(), orch::placement_method::node_first_settle) >= 1);
+  CHECK(std::count(methods.begin(), methods.end(), orch::placement_method::rearranged_reference) ==
+        0);
+}
+
+TEST_CASE("locality: placement methods print the names the tools report") {
+  using orch::placement_method;
+  CHECK(orch::to_string(placement_method::keep_local) == "keep_local");
+  CHECK(orch::to_string(placement_method::keep_local_settle) == "keep_local+settle");
+  CHECK(orch::to_string(placement_method::node_first) == "node_first");
+  CHECK(orch::to_string(placement_method::node_first_settle) == "node_first+settle");
+  CHECK(orch::to_string(placement_method::rearranged_reference) == "rearranged_reference");
 }
 
 TEST_CASE("locality: bad input names the item or rank") {

@@ -4,6 +4,7 @@
 
 #include <orch/config.hpp>
 #include <orch/detail/checked.hpp>
+#include <orch/partition/algorithm.hpp>
 #include <orch/partition/bounds.hpp>
 #include <orch/partition/budget.hpp>
 #include <orch/partition/constraints.hpp>
@@ -31,11 +32,11 @@ namespace orch {
 
 /// Options of orch::partition. Every field has a safe default; see docs/partition.md.
 struct partition_options {
-  /// "auto" (chain by regime, below), "lpt", "lpt+ls" (LPT then local search), "kk",
-  /// "multifit", "subset_sum" (the paper's reduction), "exact" (heuristic starts, local
-  /// search, then branch and bound with the whole budget). Constraints and speeds are
-  /// honoured by "auto", "lpt" and "lpt+ls"; the others reject them.
-  std::string algorithm = "auto";
+  /// automatic (chain by regime, below), lpt, lpt_ls (LPT then local search), kk, multifit,
+  /// subset_sum (the paper's reduction), exact (heuristic starts, local search, then branch
+  /// and bound with the whole budget). Constraints and speeds are honoured by automatic, lpt
+  /// and lpt_ls; the others reject them. Tools parse names with parse_partition_algorithm.
+  partition_algorithm algorithm = partition_algorithm::automatic;
   /// Work units for the searches (local-search candidates, search nodes, differencing and
   /// subset-sum steps). Decides where a search stops, so every rank stops at the same point.
   /// The default keeps a few-items-per-bin instance within about 15 ms on a slow core.
@@ -157,17 +158,17 @@ struct incumbent {
                                                       cost_t total,
                                                       const partition_options& options,
                                                       work_meter& meter) {
-  const std::string& algo = options.algorithm;
+  const partition_algorithm algo = options.algorithm;
   const auto n = costs.size();
-  if (algo == "kk") {
+  if (algo == partition_algorithm::kk) {
     kk_options o;
     o.work_budget = options.work_budget;
     return karmarkar_karp(costs, bins, o);
   }
-  if (algo == "multifit") {
+  if (algo == partition_algorithm::multifit) {
     return multifit(costs, bins);
   }
-  if (algo == "subset_sum") {
+  if (algo == partition_algorithm::subset_sum) {
     subset_sum_options o;
     o.work_budget = options.work_budget;
     return subset_sum_partition(costs, bins, o);
@@ -175,15 +176,16 @@ struct incumbent {
   // The later stages start from LPT's visit (order, sorted costs, start bins); plain LPT
   // does not need it recorded.
   lpt_trace trace;
-  auto start = lpt_unchecked(costs, bins, total, algo == "lpt" ? nullptr : &trace);
+  auto start =
+      lpt_unchecked(costs, bins, total, algo == partition_algorithm::lpt ? nullptr : &trace);
   const std::vector<std::uint32_t>& order = trace.order;
-  if (algo == "lpt") {
+  if (algo == partition_algorithm::lpt) {
     return start;
   }
   // LPT is optimal with one bin, with at most one item per bin, and at the bound.
   const bool trivial =
       bins == 1 || n <= static_cast<std::size_t>(bins) || start.max_load <= start.lower_bound;
-  if (algo == "exact") {
+  if (algo == partition_algorithm::exact) {
     if (trivial) {
       start.algorithm = "exact";
       return start;
@@ -196,7 +198,8 @@ struct incumbent {
   if (trivial) {
     return start;
   }
-  if (algo == "lpt+ls" || n >= many_items_per_bin * static_cast<std::size_t>(bins)) {
+  if (algo == partition_algorithm::lpt_ls ||
+      n >= many_items_per_bin * static_cast<std::size_t>(bins)) {
     search_plan plan;
     plan.partners = bins > wide ? 16 : 0;
     plan.repartition_items = 0;
@@ -231,9 +234,10 @@ struct incumbent {
                                                       cost_t total, const bin_rules& rules,
                                                       const partition_options& options,
                                                       work_meter& meter) {
-  const std::string& algo = options.algorithm;
-  if (algo != "auto" && algo != "lpt" && algo != "lpt+ls") {
-    throw_invalid_argument("partition: algorithm \"", algo,
+  const partition_algorithm algo = options.algorithm;
+  if (algo != partition_algorithm::automatic && algo != partition_algorithm::lpt &&
+      algo != partition_algorithm::lpt_ls) {
+    throw_invalid_argument("partition: algorithm \"", to_string(algo),
                            "\" does not support constraints or speeds (use auto, lpt or lpt+ls)");
   }
   const auto order = order_desc(costs);
@@ -254,7 +258,7 @@ struct incumbent {
       rules.has_speeds() ? speed_time_bound(sorted, rules.speeds) : time_bound{bound, 1};
   const std::string base =
       rules.has_speeds() && !rules.has_limits() ? "lpt_speeds" : "constrained_lpt";
-  if (algo == "lpt") {
+  if (algo == partition_algorithm::lpt) {
     return finish_result(costs, std::move(bin_of), bins, rules, bound, tb, base);
   }
   search_plan plan;
@@ -294,11 +298,11 @@ struct incumbent {
                                                 const partition_options& options = {}) {
   detail::check_bins(bins, "partition");
   const cost_t total = detail::total_cost(costs, "partition");
-  const std::string& algo = options.algorithm;
-  if (algo != "auto" && algo != "lpt" && algo != "lpt+ls" && algo != "kk" && algo != "multifit" &&
-      algo != "subset_sum" && algo != "exact") {
-    throw_invalid_argument("partition: unknown algorithm \"", algo,
-                           "\" (auto, lpt, lpt+ls, kk, multifit, subset_sum, exact)");
+  if (static_cast<std::uint8_t>(options.algorithm) >
+      static_cast<std::uint8_t>(partition_algorithm::exact)) {
+    throw_invalid_argument("partition: unknown algorithm value ",
+                           static_cast<int>(options.algorithm),
+                           " (auto, lpt, lpt+ls, kk, multifit, subset_sum, exact)");
   }
   if (options.work_budget < 0) {
     throw_invalid_argument("partition: work_budget must be ≥ 0, got ", options.work_budget);
