@@ -61,7 +61,7 @@ void bench_orchestrate(benchmark::State& state) {
   options.strategy = strat;
   options.threads = static_cast<int>(state.range(2));
   const auto check = orch::orchestrate(table, model, topo, options);
-  if (check.phases.size() != 3) {
+  if (check.phases().size() != 3) {
     throw std::logic_error("orchestrate returned the wrong number of phases");
   }
   for (auto _ : state) {
@@ -71,12 +71,12 @@ void bench_orchestrate(benchmark::State& state) {
   state.SetLabel(std::string(orch::to_string(strat)));
   state.counters["examples"] = static_cast<double>(table.examples());
   state.counters["media"] = static_cast<double>(table.media_items());
-  for (const auto& ph : check.phases) {
+  for (const orch::phase_result& ph : check.phases()) {
     state.counters[ph.name + "_max_over_lb"] = ph.balance.max_over_lower_bound;
   }
   orch::bytes_t inter = 0;
   orch::bytes_t total = 0;
-  for (const auto& x : check.exchanges) {
+  for (const orch::exchange_result& x : check.exchanges()) {
     inter += x.bytes.inter_node;
     total += x.bytes.total();
   }

@@ -74,12 +74,12 @@ int main() {
     const auto sp = orch::orchestrate(table, model, topo, options);
     std::printf("strategy %s\n", std::string(orch::to_string(strat)).c_str());
     std::printf("  %-8s %10s %12s %8s\n", "phase", "max/mean", "max/bound", "idle");
-    for (const auto& ph : sp.phases) {
+    for (const orch::phase_result& ph : sp.phases()) {
       std::printf("  %-8s %10.3f %12.3f %7.1f%%\n", ph.name.c_str(), ph.balance.max_over_mean,
                   ph.balance.max_over_lower_bound, 100.0 * ph.balance.idle_fraction);
     }
     std::printf("  %-16s %10s %10s %10s  (MiB)\n", "exchange", "self", "intra", "inter");
-    for (const auto& x : sp.exchanges) {
+    for (const orch::exchange_result& x : sp.exchanges()) {
       std::printf("  %-16s %10.2f %10.2f %10.2f\n", x.name.c_str(), mib(x.bytes.self),
                   mib(x.bytes.intra_node), mib(x.bytes.inter_node));
     }

@@ -42,7 +42,7 @@ orch::item_table sample_step(int step, orch::rank_t ranks) {
 /// Stands in for the step's GPU work: executes every forward exchange with zeroed payload.
 orch::bytes_t run_step(const orch::step_plan& plan) {
   orch::bytes_t moved = 0;
-  for (const auto& x : plan.exchanges) {
+  for (const orch::exchange_result& x : plan.exchanges()) {
     orch::rank_buffers source(static_cast<std::size_t>(x.forward.ranks()));
     for (orch::rank_t r = 0; r < x.forward.ranks(); ++r) {
       source[static_cast<std::size_t>(r)].resize(
@@ -76,8 +76,8 @@ int main() {
     const bool agree = plan_step(step).hash == current.hash;
     std::printf("step %d: plan %016llx, %s, llm max/bound %.4f, %lld bytes moved between GPUs\n",
                 step, static_cast<unsigned long long>(current.hash),
-                agree ? "ranks agree" : "RANKS DISAGREE",
-                current.llm().balance.max_over_lower_bound, static_cast<long long>(moved));
+                agree ? "ranks agree" : "RANKS DISAGREE", current.llm.balance.max_over_lower_bound,
+                static_cast<long long>(moved));
   }
   return 0;
 }

@@ -27,13 +27,15 @@ json to_json(const bench_model& m) {
   json encoders = json::array();
   for (const auto& e : m.model.encoders) {
     json chunks = json::object();
+    json fields = json::array();
     for (const auto& f : e.fields) {
-      if (const auto it = m.chunk_input_length.find(f); it != m.chunk_input_length.end()) {
-        chunks[f] = it->second;
+      fields.push_back(f.name);
+      if (f.chunk_length > 0) {
+        chunks[f.name] = f.chunk_length;
       }
     }
     encoders.push_back(json{{"name", e.name},
-                            {"fields", e.fields},
+                            {"fields", fields},
                             {"cost", cost_json(e.cost)},
                             {"output_divisor", e.output_divisor},
                             {"output_extra", e.output_extra},
@@ -195,10 +197,16 @@ bench_model model_from_json(const json& j, std::string_view source) {
     if (e.has("chunk_input_length")) {
       const reader chunks = e.child("chunk_input_length");
       for (const auto& [f, v] : chunks.raw().items()) {
-        if (std::find(enc.fields.begin(), enc.fields.end(), f) == enc.fields.end()) {
+        const auto it = std::find_if(enc.fields.begin(), enc.fields.end(),
+                                     [&](const orch::media_field& g) { return g.name == f; });
+        if (it == enc.fields.end()) {
           chunks.fail(cat("field '", f, "' is not one of this encoder's fields"));
         }
-        m.chunk_input_length[f] = chunks.integer(f.c_str(), 0, true);
+        it->chunk_length = chunks.integer(f.c_str(), 0, true);
+        if (it->chunk_length <= 0) {
+          chunks.fail(cat("chunk_input_length of field '", f, "' is ",
+                          std::to_string(it->chunk_length), " (must be positive)"));
+        }
       }
     }
     m.model.encoders.push_back(std::move(enc));

@@ -94,16 +94,12 @@ bench_model restrict_to_trace(const bench_model& model, const trace& t) {
   for (const auto& enc : model.model.encoders) {
     bool used = false;
     for (const auto& f : enc.fields) {
-      const auto kind = parse_field(f);
+      const auto kind = parse_field(f.name);
       used = used || (kind && s.items[static_cast<std::size_t>(*kind)] > 0);
     }
     if (used) {
       out.model.encoders.push_back(enc);
     }
-  }
-  for (auto it = out.chunk_input_length.begin(); it != out.chunk_input_length.end();) {
-    it = out.model.encoder_of_field(it->first) < 0 ? out.chunk_input_length.erase(it)
-                                                   : std::next(it);
   }
   return out;
 }
@@ -113,13 +109,8 @@ orch::item_table sample_step(const trace& t, const bench_model& model, orch::ran
   if (t.empty() || ranks <= 0 || examples_per_rank <= 0) {
     throw std::invalid_argument("sample_step: empty trace, or ranks / examples per rank < 1");
   }
-  std::array<orch::length_t, 4> chunk{};
-  for (std::size_t f = 1; f < field_names.size(); ++f) {
-    const auto it = model.chunk_input_length.find(std::string(field_names[f]));
-    chunk[f] = it == model.chunk_input_length.end() ? 0 : it->second;
-  }
   std::mt19937_64 rng(seed);
-  orch::item_table table;
+  orch::item_table table(model.model);
   std::vector<orch::media_spec> media;
   const auto last = static_cast<std::int64_t>(t.size()) - 1;
   for (orch::rank_t r = 0; r < ranks; ++r) {
@@ -127,11 +118,7 @@ orch::item_table sample_step(const trace& t, const bench_model& model, orch::ran
       const auto e = static_cast<std::size_t>(orch::test::uniform_int(rng, 0, last));
       media.clear();
       for (const auto& m : t.media(e)) {
-        const auto f = static_cast<std::size_t>(m.kind);
-        const orch::length_t c = chunk[f] > 0 ? chunk[f] : m.length;
-        for (orch::length_t done = 0; done < m.length; done += c) {
-          media.push_back({field_names[f], std::min(c, m.length - done)});
-        }
+        media.push_back({field_names[static_cast<std::size_t>(m.kind)], m.length});
       }
       (void)table.add_example(r, j, t.text_tokens(e), media);
     }
@@ -212,8 +199,9 @@ simulate_result simulate(const trace& t, const bench_model& full_model,
       const auto ranks = static_cast<std::size_t>(config.ranks);
       std::vector<orch::cost_t> encoder_sum(ranks, 0);
       double total_units = 0.0;
+      const auto plan_phases = plan.phases();
       for (std::size_t p = 0; p < phases; ++p) {
-        const auto& ph = plan.phases[p];
+        const orch::phase_result& ph = plan_phases[p];
         if (p + 1 < phases) {
           for (std::size_t r = 0; r < ranks; ++r) {
             encoder_sum[r] += ph.loads[r];
@@ -230,9 +218,10 @@ simulate_result simulate(const trace& t, const bench_model& full_model,
       stage_bytes dispatch(config.ranks);
       stage_bytes features(config.ranks);
       bytes_stats all;
-      s.exchanges.resize(plan.exchanges.size());
-      for (std::size_t x = 0; x < plan.exchanges.size(); ++x) {
-        const auto& ex = plan.exchanges[x];
+      const auto plan_exchanges = plan.exchanges();
+      s.exchanges.resize(plan_exchanges.size());
+      for (std::size_t x = 0; x < plan_exchanges.size(); ++x) {
+        const orch::exchange_result& ex = plan_exchanges[x];
         const bool is_features = ends_with(ex.name, ".features");
         (is_features ? features : dispatch).add(ex.forward, topo);
         const auto lb = ex.inter_node_lower_bound;
@@ -254,12 +243,12 @@ simulate_result simulate(const trace& t, const bench_model& full_model,
       for (const auto v : features.send_inter) {
         features_move = features_move || v > 0;
       }
-      const auto& llm_loads = plan.llm().loads;
+      const auto& llm_loads = plan.llm.loads;
       double critical_units = 0.0;
       if (features_move) {
         critical_units =
             static_cast<double>(*std::max_element(encoder_sum.begin(), encoder_sum.end())) +
-            static_cast<double>(plan.llm().balance.max_load);
+            static_cast<double>(plan.llm.balance.max_load);
       } else {
         orch::cost_t worst = 0;
         for (std::size_t r = 0; r < ranks; ++r) {
@@ -287,10 +276,11 @@ simulate_result simulate(const trace& t, const bench_model& full_model,
       s.feature_bytes_direct += static_cast<double>(plan.feature_bytes_direct);
       s.feature_bytes_two_hop += static_cast<double>(plan.feature_bytes_two_hop);
       s.sampled_examples += table.examples();
-      s.sampled_media += table.media_items();
-      s.placed_examples += plan.llm().placement.items();
-      for (std::size_t p = 0; p + 1 < phases; ++p) {
-        s.placed_media += plan.phases[p].placement.items();
+      // Media count as encoder forwards: a long item cut into chunks counts each chunk.
+      s.sampled_media += plan.chunks.chunks(table.media_items());
+      s.placed_examples += plan.llm.placement.items();
+      for (const auto& enc : plan.encoders) {
+        s.placed_media += enc.phase.placement.items();
       }
       acc[k].plan_ms.push_back(ms);
       if (report_none || order[k] != orch::strategy::none) {

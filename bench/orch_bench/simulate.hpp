@@ -106,8 +106,9 @@ struct simulate_result {
 
 /// The item table of one step: R×B trace examples drawn uniformly with replacement from a
 /// std::mt19937_64 seeded with `seed`; the one at position p goes to owner p / B, local index
-/// p % B. Media longer than the model's chunk_input_length for their field are cut into
-/// chunks (each its own media item, in order).
+/// p % B. The table is made for the model (orch::item_table(model)): a field no encoder
+/// consumes is an error when added. Media are added whole: orchestrate cuts items longer than
+/// their field's chunk_length into chunks.
 [[nodiscard]] orch::item_table sample_step(const trace& t, const bench_model& model,
                                            orch::rank_t ranks, orch::index_t examples_per_rank,
                                            std::uint64_t seed);

@@ -4,8 +4,10 @@
 #pragma once
 
 #include <orch/config.hpp>
+#include <orch/model.hpp>
 #include <orch/types.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -28,40 +30,78 @@ struct media_spec {
 /// [media_begin(e), media_end(e)) in the order they appear in the example, which is the order
 /// their encoder outputs take in the example's LLM sequence.
 ///
+/// The order examples are added in is their example index, which every plan refers to: every
+/// rank must add the same examples in the same order (orch/metadata.hpp builds the table from
+/// the gathered metadata in the one order the contract fixes: rank 0's examples in local-index
+/// order, then rank 1's, ...).
+///
 /// Complexity: add_example is amortised O(media of the example · fields).
 class item_table {
 public:
+  /// An open table: any media field name is accepted when added (an unknown one is reported
+  /// by orchestrate); field ids follow the order of first appearance.
+  item_table() = default;
+
+  /// A table for `model`: add_example accepts only the media fields the model consumes, and
+  /// rejects any other at once, listing the model's fields. Field ids follow the model's
+  /// field order (encoders in order, each encoder's fields in order), whatever order the
+  /// examples arrive in. Complexity: O(fields).
+  explicit item_table(const model_description& model) : closed_(true) {
+    for (const auto& enc : model.encoders) {
+      for (const auto& f : enc.fields) {
+        if (std::find(fields_.begin(), fields_.end(), f.name) == fields_.end()) {
+          fields_.push_back(f.name);
+        }
+      }
+    }
+    accepted_ = model.field_list();
+  }
+
   /// Appends an example held by rank `owner` at position `local_index` of that rank's
-  /// mini-batch. Returns its example index.
-  /// Throws: orch::invalid_argument (negative owner, local index, text or media length; empty
-  /// field name; the name "text", which is not a media field).
+  /// mini-batch. Returns its example index (the number of examples added before it).
+  /// Validates everything before adding: on a throw the table is unchanged.
+  /// Throws: orch::invalid_argument naming the example (index, owner rank, local index) and
+  /// the media item: negative owner, local index, text or media length; a text position
+  /// outside [previous position, text length]; an empty field name or "text"; in a table
+  /// made for a model, a field the model does not consume (the message lists its fields).
   index_t add_example(rank_t owner, index_t local_index, length_t text_tokens,
                       std::span<const media_spec> media = {}) {
     const auto e = examples();
     if (owner < 0) {
-      throw_invalid_argument("item_table: example ", e, " has negative owner rank ", owner);
+      throw_invalid_argument("item_table: example ", e, " (local index ", local_index,
+                             ") has negative owner rank ", owner);
     }
     if (local_index < 0) {
-      throw_invalid_argument("item_table: example ", e, " has negative local index ", local_index);
+      throw_invalid_argument("item_table: example ", e, " (rank ", owner,
+                             ") has negative local index ", local_index);
     }
     if (text_tokens < 0) {
-      throw_invalid_argument("item_table: example ", e, " has negative text length ", text_tokens);
+      throw_invalid_argument("item_table: example ", e, " (rank ", owner, ", local index ",
+                             local_index, ") has negative text length ", text_tokens);
     }
     for (std::size_t m = 0; m < media.size(); ++m) {
       if (media[m].length < 0) {
-        throw_invalid_argument("item_table: example ", e, " media ", m, " ('", media[m].field,
+        throw_invalid_argument("item_table: example ", e, " (rank ", owner, ", local index ",
+                               local_index, ") media ", m, " ('", media[m].field,
                                "') has negative length ", media[m].length);
       }
       const length_t previous = m == 0 ? 0 : media[m - 1].text_position;
       if (media[m].text_position < previous || media[m].text_position > text_tokens) {
-        throw_invalid_argument("item_table: example ", e, " media ", m, " has text position ",
+        throw_invalid_argument("item_table: example ", e, " (rank ", owner, ", local index ",
+                               local_index, ") media ", m, " has text position ",
                                media[m].text_position, " outside [", previous, ", ", text_tokens,
                                "] (positions are non-decreasing, at most the text "
                                "length)");
       }
       if (media[m].field.empty() || media[m].field == "text") {
-        throw_invalid_argument("item_table: example ", e, " media ", m, " has field '",
-                               media[m].field, "', not a media field name");
+        throw_invalid_argument("item_table: example ", e, " (rank ", owner, ", local index ",
+                               local_index, ") media ", m, " has field '", media[m].field,
+                               "', not a media field name");
+      }
+      if (closed_ && std::find(fields_.begin(), fields_.end(), media[m].field) == fields_.end()) {
+        throw_invalid_argument("item_table: example ", e, " (rank ", owner, ", local index ",
+                               local_index, ") media ", m, " has field '", media[m].field,
+                               "', which the model does not consume (its fields: ", accepted_, ")");
       }
     }
     owner_.push_back(owner);
@@ -98,7 +138,8 @@ public:
   /// The example media item m belongs to.
   [[nodiscard]] index_t media_example(index_t m) const { return media_example_[at_media(m)]; }
 
-  /// Media field names in order of first appearance (ids are positions in this list).
+  /// Media field names (ids are positions in this list): the model's fields for a table made
+  /// for a model, else in order of first appearance.
   [[nodiscard]] const std::vector<std::string>& field_names() const noexcept { return fields_; }
 
   /// Column views, for algorithms that sweep the whole table.
@@ -186,6 +227,8 @@ private:
   std::vector<length_t> media_position_;
   std::vector<index_t> media_example_;
   std::vector<std::string> fields_;
+  bool closed_ = false;  // made for a model: only its fields are accepted
+  std::string accepted_; // the model's fields, for the message
 };
 
 } // namespace orch

@@ -9,21 +9,52 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace orch {
 
+/// A media field an encoder consumes ("image", "video", "audio"), and how long an item of it
+/// may be in one forward of the encoder.
+///
+/// Chunking: an item longer than `chunk_length` input units is cut into ceil(l / chunk_length)
+/// consecutive chunks of `chunk_length` units (the last one shorter): a 10-minute recording at
+/// 100 frames/s with a 30-s window (3000 frames) is 20 chunks that the encoder processes
+/// independently, so orchestrate balances each chunk as its own phase item. 0: never cut.
+struct media_field {
+  std::string name;
+  length_t chunk_length = 0;
+
+  media_field() = default;
+  // Implicit on purpose: `fields = {"image", {"audio", 3000}}` reads as the model it describes.
+  media_field(std::string field, length_t chunk = 0) // NOLINT(google-explicit-constructor)
+      : name(std::move(field)), chunk_length(chunk) {}
+  media_field(const char* field, length_t chunk = 0) // NOLINT(google-explicit-constructor)
+      : name(field), chunk_length(chunk) {}
+
+  /// Member-wise equality.
+  friend bool operator==(const media_field&, const media_field&) = default;
+};
+
 /// One encoder phase (a ViT, a Whisper-style audio encoder): it consumes the media items of
-/// its fields, one forward per item, and emits `output_tokens(l)` feature tokens per item.
+/// its fields, one forward per item (per chunk of a chunked field), and emits
+/// `output_tokens(l)` feature tokens per forward of input length l.
+///
+/// Every field has a default, so models read as designated initialisers:
+/// `{.name = "audio", .fields = {{"audio", 3000}}, .cost = {.linear = 9, .quadratic = 1},
+///   .output_divisor = 4, .output_extra = 2, .input_bytes_per_unit = 256,
+///   .feature_bytes_per_token = 7168}`.
 struct encoder_model {
   std::string name;                ///< phase name in metrics and plans ("vision", "audio")
-  std::vector<std::string> fields; ///< media fields it consumes ("image", "video"; "audio")
-  attention_cost cost;             ///< cost of one media item of input length l
-  /// Output tokens of an item of input length l: ceil(l / output_divisor) + output_extra
-  /// (a 2×2 patch merge divides by 4; audio pooling by 2; extra for begin/end markers).
+  std::vector<media_field> fields; ///< media fields it consumes ("image", "video"; "audio")
+  attention_cost cost;             ///< cost of one forward (an item or a chunk) of length l
+  /// Output tokens of a forward of input length l: ceil(l / output_divisor) + output_extra
+  /// (a 2×2 patch merge divides by 4; audio pooling by 2; extra for begin/end markers). A
+  /// chunked item emits this per chunk, in chunk order: each window carries its own markers.
   length_t output_divisor = 1;
   length_t output_extra = 0;
-  /// Largest output an item may have (0: no limit); larger items are rejected by name.
+  /// Largest output one forward may have (0: no limit); larger ones are rejected by name.
   length_t max_output_tokens = 0;
   bytes_t input_bytes_per_unit = 0;    ///< raw input bytes per input unit (a patch, a frame)
   bytes_t feature_bytes_per_token = 0; ///< bytes of one output feature token (hidden × dtype)
@@ -46,21 +77,47 @@ struct llm_model {
   bytes_t text_bytes_per_token = 8; ///< bytes per text token moved owner → LLM (id + label)
 };
 
-/// Encoders and LLM. Every media field is consumed by exactly one encoder.
+/// Encoders and LLM. Every media field is consumed by exactly one encoder. Ready-made models
+/// are in <orch/model_presets.hpp>.
 struct model_description {
   std::vector<encoder_model> encoders;
   llm_model llm;
 
   /// Index of the encoder consuming `field`, or -1 when no encoder does.
-  [[nodiscard]] int encoder_of_field(const std::string& field) const noexcept {
+  /// Complexity: O(fields of all encoders).
+  [[nodiscard]] int encoder_of_field(std::string_view field) const noexcept {
     for (std::size_t e = 0; e < encoders.size(); ++e) {
       for (const auto& f : encoders[e].fields) {
-        if (f == field) {
+        if (f.name == field) {
           return static_cast<int>(e);
         }
       }
     }
     return -1;
+  }
+
+  /// The field named `field` (its chunk length), or nullptr when no encoder consumes it.
+  [[nodiscard]] const media_field* find_field(std::string_view field) const noexcept {
+    for (const auto& enc : encoders) {
+      for (const auto& f : enc.fields) {
+        if (f.name == field) {
+          return &f;
+        }
+      }
+    }
+    return nullptr;
+  }
+
+  /// Every media field the model consumes, in encoder order, as "'image', 'video', 'audio'"
+  /// (for error messages), or "none" for a text-only model.
+  [[nodiscard]] std::string field_list() const {
+    std::string out;
+    for (const auto& enc : encoders) {
+      for (const auto& f : enc.fields) {
+        out += (out.empty() ? "'" : ", '") + f.name + "'";
+      }
+    }
+    return out.empty() ? std::string("none") : out;
   }
 
   /// Checks names, coefficients and that no field is claimed twice.
@@ -93,22 +150,31 @@ struct model_description {
                                "' has a negative coefficient, byte size or limit");
       }
       for (const auto& f : enc.fields) {
-        if (f == "text") {
+        if (f.name.empty()) {
+          throw_invalid_argument("model: encoder '", enc.name, "' has a field with no name");
+        }
+        if (f.name == "text") {
           throw_invalid_argument("model: encoder '", enc.name,
                                  "' claims field 'text', which the LLM consumes");
         }
-        const int owner = encoder_of_field(f);
+        if (f.chunk_length < 0) {
+          throw_invalid_argument("model: encoder '", enc.name, "' field '", f.name,
+                                 "' has chunk_length ", f.chunk_length,
+                                 " (must be positive, or 0 for no chunking)");
+        }
+        const int owner = encoder_of_field(f.name);
         if (owner != static_cast<int>(e)) {
-          throw_invalid_argument("model: field '", f, "' is consumed by encoders '",
+          throw_invalid_argument("model: field '", f.name, "' is consumed by encoders '",
                                  encoders[static_cast<std::size_t>(owner)].name, "' and '",
                                  enc.name, "'");
         }
         std::size_t count = 0;
         for (const auto& g : enc.fields) {
-          count += g == f ? 1U : 0U;
+          count += g.name == f.name ? 1U : 0U;
         }
         if (count > 1) {
-          throw_invalid_argument("model: encoder '", enc.name, "' lists field '", f, "' twice");
+          throw_invalid_argument("model: encoder '", enc.name, "' lists field '", f.name,
+                                 "' twice");
         }
       }
     }

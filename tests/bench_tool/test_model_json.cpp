@@ -4,8 +4,11 @@
 #include "model_json.hpp"
 #include "model_presets.hpp"
 
+#include <orch/model_presets.hpp>
+
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <string>
 
 using nlohmann::json;
@@ -13,12 +16,16 @@ using nlohmann::json;
 TEST_CASE("FLOP formulas: dense layer matmuls and attention") {
   // One layer, d = 4, attention width 4, kv width 2, GELU MLP 8:
   // 2 · (16 + 2·4·2 + 16 + 2·4·8) = 2 · 112 = 224 FLOPs per token.
-  const orch_bench::transformer_shape s{1, 4, 4, 2, 8, 2, false};
-  CHECK(orch_bench::linear_flops_per_token(s) == 224.0);
-  CHECK(orch_bench::attention_flops_per_token_squared(s) == 16.0);
+  const orch::transformer_shape s{1, 4, 4, 2, 8, 2, false};
+  CHECK(orch::linear_flops_per_token(s) == 224);
+  CHECK(orch::attention_flops_per_token_squared(s) == 16);
   auto causal = s;
   causal.causal = true;
-  CHECK(orch_bench::attention_flops_per_token_squared(causal) == 8.0);
+  CHECK(orch::attention_flops_per_token_squared(causal) == 8);
+  // Past 2^63 - 1 is an error, not a wrapped coefficient.
+  const orch::transformer_shape huge{1,    std::int64_t{1} << 40, std::int64_t{1} << 40, 0, 0, 2,
+                                     false};
+  CHECK_THROWS_AS((void)orch::linear_flops_per_token(huge), orch::overflow);
 }
 
 TEST_CASE("the default model: a three-modality MLLM with FLOP-derived coefficients") {
@@ -31,6 +38,10 @@ TEST_CASE("the default model: a three-modality MLLM with FLOP-derived coefficien
   CHECK(m.model.encoder_of_field("image") == 0);
   CHECK(m.model.encoder_of_field("video") == 0);
   CHECK(m.model.encoder_of_field("audio") == 1);
+  // Chunking is part of the model: 30-s audio windows, video in groups of 4,096 patches.
+  CHECK(m.model.find_field("audio")->chunk_length == 3000);
+  CHECK(m.model.find_field("video")->chunk_length == 4096);
+  CHECK(m.model.find_field("image")->chunk_length == 0);
   // ViT: 2 · 32 · (4·1280² + 2·1280·5120) = 1,258,291,200; patch embedding 2 · 1176 · 1280 =
   // 3,010,560; merger 2 · (5120² + 5120 · 3584) / 4 = 22,282,240 → 1,283,584,000 FLOPs/patch.
   CHECK(vision.cost.linear == 1'283'584);
@@ -57,7 +68,6 @@ TEST_CASE("model JSON round-trips every preset") {
     const json j = orch_bench::to_json(m);
     const auto back = orch_bench::model_from_json(j, "x.json");
     CHECK(orch_bench::to_json(back) == j);
-    CHECK(back.chunk_input_length == m.chunk_input_length);
     CHECK(back.sim.achieved_flops == m.sim.achieved_flops);
     CHECK(back.model.encoders[0].fields == m.model.encoders[0].fields);
   }

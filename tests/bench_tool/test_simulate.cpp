@@ -5,6 +5,8 @@
 #include "simulate.hpp"
 #include "trace.hpp"
 
+#include <orch/orchestrate.hpp>
+
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -62,7 +64,7 @@ orch_bench::simulate_config small_config() {
 
 } // namespace
 
-TEST_CASE("sample_step: R×B examples, owner = position / B, long media cut into chunks") {
+TEST_CASE("sample_step: R×B examples, owner = position / B; orchestrate cuts long media") {
   const auto t = small_trace();
   const auto model = orch_bench::default_model();
   const auto table = orch_bench::sample_step(t, model, 8, 6, 123);
@@ -73,14 +75,24 @@ TEST_CASE("sample_step: R×B examples, owner = position / B, long media cut into
     CHECK(table.owner(e) == e / 6);
     CHECK(table.local_index(e) == e % 6);
   }
-  // Every media item is within its field's chunk length, and chunks of one clip sum to it.
+  // Media are added whole; the plan's chunks are within their field's chunk length and the
+  // chunks of one item cover it.
+  const auto plan = orch::orchestrate(table, model.model, orch::topology::uniform(8, 4));
   const auto& names = table.field_names();
   for (orch::index_t m = 0; m < table.media_items(); ++m) {
     const auto& f = names[static_cast<std::size_t>(table.media_field(m))];
     CAPTURE(f);
-    if (f == "audio") {
-      CHECK(table.media_length(m) <= 3000);
+    orch::length_t covered = 0;
+    for (orch::index_t c = plan.chunks.first_chunk(m);
+         c < plan.chunks.first_chunk(m) + plan.chunks.chunk_count(m); ++c) {
+      CHECK(plan.chunks.media_of(c) == m);
+      CHECK(plan.chunks.offset(c) == covered);
+      covered += plan.chunks.length(c, table);
+      if (f == "audio") {
+        CHECK(plan.chunks.length(c, table) <= 3000);
+      }
     }
+    CHECK(covered == table.media_length(m));
   }
   // The same seed gives the same table; another seed another one.
   const auto again = orch_bench::sample_step(t, model, 8, 6, 123);
@@ -90,15 +102,18 @@ TEST_CASE("sample_step: R×B examples, owner = position / B, long media cut into
   CHECK(std::vector<orch::length_t>(other.text_lengths().begin(), other.text_lengths().end()) !=
         std::vector<orch::length_t>(table.text_lengths().begin(), table.text_lengths().end()));
 
-  // A 7,500-frame clip becomes 3,000 + 3,000 + 1,500.
+  // A 7,500-frame clip is one media item; the plan cuts it into 3,000 + 3,000 + 1,500.
   orch_bench::trace one;
   const std::vector<media_item> clip{{field::audio, 7'500}};
   one.add_example("x", 5, clip);
-  const auto cut = orch_bench::sample_step(one, model, 1, 1, 1);
-  REQUIRE(cut.media_items() == 3);
-  CHECK(cut.media_length(0) == 3000);
-  CHECK(cut.media_length(1) == 3000);
-  CHECK(cut.media_length(2) == 1500);
+  const auto whole = orch_bench::sample_step(one, model, 1, 1, 1);
+  REQUIRE(whole.media_items() == 1);
+  const auto cut = orch::orchestrate(whole, model.model, orch::topology::uniform(1, 1));
+  REQUIRE(cut.chunks.chunks(1) == 3);
+  CHECK(cut.chunks.length(0, whole) == 3000);
+  CHECK(cut.chunks.length(1, whole) == 3000);
+  CHECK(cut.chunks.length(2, whole) == 1500);
+  CHECK(cut.encoder("audio").phase.items.size() == 3);
 }
 
 TEST_CASE("restrict_to_trace keeps only the encoders the trace feeds") {
@@ -106,7 +121,6 @@ TEST_CASE("restrict_to_trace keeps only the encoders the trace feeds") {
   text_only.add_example("a", 10, {});
   const auto m = orch_bench::restrict_to_trace(orch_bench::default_model(), text_only);
   CHECK(m.model.encoders.empty());
-  CHECK(m.chunk_input_length.empty());
   const auto full = orch_bench::restrict_to_trace(orch_bench::default_model(), small_trace());
   CHECK(full.model.encoders.size() == 2);
 }

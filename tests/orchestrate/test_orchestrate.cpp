@@ -152,8 +152,8 @@ void check_step(const scenario& s, const orch::model_description& model, orch::s
   options.strategy = strat;
   const auto sp = orch::orchestrate(t, model, s.topo, options);
   const std::size_t encoders = model.encoders.size();
-  REQUIRE(sp.phases.size() == encoders + 1);
-  REQUIRE(sp.exchanges.size() == 2 * encoders + 1);
+  REQUIRE(sp.phases().size() == encoders + 1);
+  REQUIRE(sp.exchanges().size() == 2 * encoders + 1);
   CHECK(sp.hash == orch::orchestrate(t, model, s.topo, options).hash);
   {
     // Planning on several threads runs the same tasks: the same plan, field by field.
@@ -161,10 +161,10 @@ void check_step(const scenario& s, const orch::model_description& model, orch::s
     threaded.threads = 3;
     const auto tp = orch::orchestrate(t, model, s.topo, threaded);
     CHECK(tp.hash == sp.hash);
-    REQUIRE(tp.phases.size() == sp.phases.size());
-    for (std::size_t p = 0; p < sp.phases.size(); ++p) {
-      CHECK(tp.phases[p].placement == sp.phases[p].placement);
-      CHECK(tp.phases[p].loads == sp.phases[p].loads);
+    REQUIRE(tp.phases().size() == sp.phases().size());
+    for (std::size_t p = 0; p < sp.phases().size(); ++p) {
+      CHECK(tp.phases()[p].get().placement == sp.phases()[p].get().placement);
+      CHECK(tp.phases()[p].get().loads == sp.phases()[p].get().loads);
     }
     CHECK(tp.feature_bytes_direct == sp.feature_bytes_direct);
     CHECK(tp.feature_bytes_two_hop == sp.feature_bytes_two_hop);
@@ -177,7 +177,7 @@ void check_step(const scenario& s, const orch::model_description& model, orch::s
   std::vector<orch::rank_buffers> llm_features(encoders);
   for (std::size_t e = 0; e < encoders; ++e) {
     const auto& enc = model.encoders[e];
-    const auto& ph = sp.phases[e];
+    const auto& ph = sp.encoders[e].phase;
     const auto& inputs = sp.exchange(enc.name + ".inputs");
     const auto& features = sp.exchange(enc.name + ".features");
     // Owner → encoder: raw inputs from (media id, byte).
@@ -227,9 +227,9 @@ void check_step(const scenario& s, const orch::model_description& model, orch::s
     }
     // The two-hop route composes to exactly the single-hop plan.
     const auto back_to_owner =
-        orch::make_plan(ph.placement, sp.owner_media[e], features.forward.item_bytes());
-    const auto owner_to_llm =
-        orch::make_plan(sp.owner_media[e], sp.feature_layouts[e], features.forward.item_bytes());
+        orch::make_plan(ph.placement, sp.encoders[e].owner_media, features.forward.item_bytes());
+    const auto owner_to_llm = orch::make_plan(
+        sp.encoders[e].owner_media, sp.encoders[e].feature_layout, features.forward.item_bytes());
     CHECK(orch::compose(back_to_owner, owner_to_llm).hash() == features.forward.hash());
   }
 
@@ -289,7 +289,7 @@ void check_step(const scenario& s, const orch::model_description& model, orch::s
     }
     text_tokens(consumed, t.text_tokens(x));
     CAPTURE(x);
-    const rank_t r = sp.llm().placement.rank_of(x);
+    const rank_t r = sp.llm.placement.rank_of(x);
     const auto off =
         static_cast<std::size_t>(sp.assembly.sequence_offset[static_cast<std::size_t>(x)]);
     REQUIRE(static_cast<std::size_t>(sp.assembly.sequence_length[static_cast<std::size_t>(x)]) ==
@@ -305,25 +305,25 @@ void check_step(const scenario& s, const orch::model_description& model, orch::s
   }
 
   // Inverse of the inputs and text exchanges returns every byte to its owner.
-  for (const auto& x : sp.exchanges) {
+  for (const orch::exchange_result& x : sp.exchanges()) {
     const auto back = orch::compose(x.forward, x.backward);
     CHECK(back.hash() ==
           orch::make_plan(x.forward.from(), x.forward.from(), x.forward.item_bytes()).hash());
   }
 
   // Metrics are consistent with the layouts.
-  for (const auto& ph : sp.phases) {
+  for (const orch::phase_result& ph : sp.phases()) {
     CHECK(ph.loads.size() == static_cast<std::size_t>(s.topo.ranks()));
     CHECK(ph.balance.max_load >= ph.balance.lower_bound);
   }
   if (strat == orch::strategy::none) {
-    for (const auto& x : sp.exchanges) {
+    for (const orch::exchange_result& x : sp.exchanges()) {
       CHECK(x.bytes.intra_node + x.bytes.inter_node == 0);
     }
     CHECK(sp.feature_bytes_two_hop == 0);
   }
   CHECK(sp.feature_bytes_direct <= sp.feature_bytes_two_hop);
-  for (const auto& x : sp.exchanges) {
+  for (const orch::exchange_result& x : sp.exchanges()) {
     CHECK(x.inter_node_lower_bound <= x.bytes.inter_node);
   }
 }
@@ -415,18 +415,18 @@ TEST_CASE("orchestrate: strategies balance what they promise on a skewed step") 
   const auto& per_phase = plans[2];
   const auto& orch_plan = plans[3];
   CHECK(none.phase("vision").balance.max_over_mean > 1.5);
-  CHECK(llm_only.llm().balance.max_over_lower_bound < 1.05);
-  CHECK(per_phase.llm().balance.max_over_lower_bound < 1.05);
+  CHECK(llm_only.llm.balance.max_over_lower_bound < 1.05);
+  CHECK(per_phase.llm.balance.max_over_lower_bound < 1.05);
   CHECK(per_phase.phase("vision").balance.max_over_lower_bound < 1.05);
   CHECK(orch_plan.phase("vision").balance.max_over_lower_bound < 1.05);
-  CHECK(orch_plan.llm().balance.max_over_lower_bound <
-        per_phase.llm().balance.max_over_lower_bound + 0.002);
+  CHECK(orch_plan.llm.balance.max_over_lower_bound <
+        per_phase.llm.balance.max_over_lower_bound + 0.002);
   // orch keeps more bytes on their node than the locality-oblivious mapping.
   bytes_t inter_orch = 0;
   bytes_t inter_per_phase = 0;
-  for (std::size_t x = 0; x < orch_plan.exchanges.size(); ++x) {
-    inter_orch += orch_plan.exchanges[x].bytes.inter_node;
-    inter_per_phase += per_phase.exchanges[x].bytes.inter_node;
+  for (std::size_t x = 0; x < orch_plan.exchanges().size(); ++x) {
+    inter_orch += orch_plan.exchanges()[x].get().bytes.inter_node;
+    inter_per_phase += per_phase.exchanges()[x].get().bytes.inter_node;
   }
   CHECK(inter_orch < inter_per_phase);
   // Locality-oblivious placement: the direct feature route moves far less than two hops.

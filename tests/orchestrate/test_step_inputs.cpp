@@ -195,7 +195,8 @@ TEST_CASE("resolve_inputs: errors come in the order of a media pass, then an exa
   examples.add_example(0, 1, huge, fine);
   examples.add_example(0, 2, huge, fine);
   const auto m3 = message_of(examples, model);
-  CHECK(m3.find("orchestrate: example 1: sequence tokens") != std::string::npos);
+  CHECK(m3.find("orchestrate: example 1 (rank 0, local index 1): sequence tokens") !=
+        std::string::npos);
   CHECK_THROWS_AS((void)orch::detail::resolve_inputs(examples, model), orch::overflow);
 
   // The LLM cost out of range names its example and sequence length.
@@ -205,7 +206,8 @@ TEST_CASE("resolve_inputs: errors come in the order of a media pass, then an exa
   llm.add_example(0, 0, 5);
   llm.add_example(0, 1, length_t{1} << 32);
   const auto m4 = message_of(llm, square);
-  CHECK(m4.find("example 1, LLM sequence of 4294967296 tokens") != std::string::npos);
+  CHECK(m4.find("example 1 (rank 0, local index 1), LLM sequence of 4294967296 tokens") !=
+        std::string::npos);
 
   // A media cost out of range names its example and encoder.
   auto steep = model;
@@ -215,7 +217,7 @@ TEST_CASE("resolve_inputs: errors come in the order of a media pass, then an exa
   const std::vector<orch::media_spec> long_audio{{"audio", length_t{1} << 32, 0}};
   audio.add_example(0, 1, 5, long_audio);
   const auto m5 = message_of(audio, steep);
-  CHECK(m5.find("example 1, encoder 'audio'") != std::string::npos);
+  CHECK(m5.find("example 1 (rank 0, local index 1), encoder 'audio'") != std::string::npos);
 
   // Byte sizes out of range.
   auto heavy = model;
@@ -223,7 +225,8 @@ TEST_CASE("resolve_inputs: errors come in the order of a media pass, then an exa
   const std::vector<orch::media_spec> clip{{"audio", 5, 0}};
   orch::item_table bytes;
   bytes.add_example(0, 0, 5, clip);
-  CHECK(message_of(bytes, heavy).find("example 0, encoder 'audio': input bytes") !=
+  CHECK(message_of(bytes, heavy)
+            .find("example 0 (rank 0, local index 0), encoder 'audio': input bytes") !=
         std::string::npos);
 }
 

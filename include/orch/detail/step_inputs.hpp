@@ -16,10 +16,17 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace orch {
 namespace detail {
+
+/// "example x (rank r, local index l)": how errors at the public boundary name an example.
+[[nodiscard]] inline std::string describe_example(const item_table& table, index_t x) {
+  return message("example ", x, " (rank ", table.owners()[static_cast<std::size_t>(x)],
+                 ", local index ", table.local_indices()[static_cast<std::size_t>(x)], ")");
+}
 
 /// The media items of one encoder (its phase items, in table order) and what each costs and
 /// moves.
@@ -130,7 +137,7 @@ checked_media(const item_table& table, const model_description& model, std::size
   media_quantities q;
   q.out = enc.output_tokens(length);
   if (enc.max_output_tokens > 0 && q.out > enc.max_output_tokens) {
-    throw_invalid_argument("orchestrate: example ", example, " has a '",
+    throw_invalid_argument("orchestrate: ", describe_example(table, example), " has a '",
                            names[static_cast<std::size_t>(table.media_fields()[m])],
                            "' item of length ", length, " whose ", q.out,
                            " output tokens exceed encoder '", enc.name, "' limit of ",
@@ -139,13 +146,15 @@ checked_media(const item_table& table, const model_description& model, std::size
   try {
     q.cost = enc.cost(length);
   } catch (const overflow& err) {
-    throw_overflow("orchestrate: example ", example, ", encoder '", enc.name, "': ", err.what());
+    throw_overflow("orchestrate: ", describe_example(table, example), ", encoder '", enc.name,
+                   "': ", err.what());
   }
   try {
     q.input = checked_mul(length, enc.input_bytes_per_unit, "input bytes");
     q.feature = checked_mul(q.out, enc.feature_bytes_per_token, "feature bytes");
   } catch (const overflow& err) {
-    throw_overflow("orchestrate: example ", example, ", encoder '", enc.name, "': ", err.what());
+    throw_overflow("orchestrate: ", describe_example(table, example), ", encoder '", enc.name,
+                   "': ", err.what());
   }
   return q;
 }
@@ -169,21 +178,25 @@ checked_media(const item_table& table, const model_description& model, std::size
                       "feature bytes");
     }
   } catch (const overflow& err) {
-    throw_overflow("orchestrate: example ", x, ": ", err.what());
+    throw_overflow("orchestrate: ", describe_example(table, static_cast<index_t>(x)), ": ",
+                   err.what());
   }
   try {
     static_cast<void>(model.llm.cost(l));
   } catch (const overflow& err) {
-    throw_overflow("orchestrate: example ", x, ", LLM sequence of ", l, " tokens: ", err.what());
+    throw_overflow("orchestrate: ", describe_example(table, static_cast<index_t>(x)),
+                   ", LLM sequence of ", l, " tokens: ", err.what());
   }
   try {
     static_cast<void>(
         checked_mul(table.text_lengths()[x], model.llm.text_bytes_per_token, "text bytes"));
   } catch (const overflow& err) {
-    throw_overflow("orchestrate: example ", x, ": ", err.what());
+    throw_overflow("orchestrate: ", describe_example(table, static_cast<index_t>(x)), ": ",
+                   err.what());
   }
   ORCH_ASSERT(false);
-  throw_overflow("orchestrate: example ", x, ": a sequence quantity exceeds 2^63 - 1");
+  throw_overflow("orchestrate: ", describe_example(table, static_cast<index_t>(x)),
+                 ": a sequence quantity exceeds 2^63 - 1");
 }
 
 /// resolve_inputs' walk over the examples [begin, end) and their media: writes every per-item
@@ -286,8 +299,9 @@ inline step_inputs resolve_inputs(const item_table& table, const model_descripti
     const auto field = static_cast<std::size_t>(fields[m]);
     const std::int32_t e = encoder_of_field[field];
     if (e < 0) {
-      throw_invalid_argument("orchestrate: example ", example_of[m], " has a '", names[field],
-                             "' item, a field no encoder of the model consumes");
+      throw_invalid_argument("orchestrate: ", describe_example(table, example_of[m]), " has a '",
+                             names[field], "' item, a field no encoder of the model consumes (its ",
+                             "fields: ", model.field_list(), ")");
     }
     in.media_encoder.push_back(e);
     in.phase_index[m] = count[static_cast<std::size_t>(e)]++;
