@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: Apache-2.0
+/// Internals of orch/orchestrate.hpp: placing one phase (balanced, followed, or under the LLM's
+/// per-rank limits), building one exchange, and the checks of orchestrate's options.
+#pragma once
+
+#include <orch/config.hpp>
+#include <orch/detail/checked.hpp>
+#include <orch/detail/keep_local.hpp>
+#include <orch/detail/node_first.hpp>
+#include <orch/layout.hpp>
+#include <orch/locality.hpp>
+#include <orch/partition/partition.hpp>
+#include <orch/plan.hpp>
+#include <orch/quality.hpp>
+#include <orch/step_plan.hpp>
+#include <orch/topology.hpp>
+#include <orch/types.hpp>
+
+#include <cstddef>
+#include <functional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace orch {
+namespace detail {
+
+/// Names phase item i in an error message ("example 4 (rank 1, local index 0)").
+using item_describer = std::function<std::string(std::size_t)>;
+
+/// lower_bound(ph.costs, ranks), with an overflow of the costs' sum reported by phase and by
+/// the item at which the running sum leaves int64 (the bound is the first sum a phase takes).
+/// Throws: orch::overflow naming the phase, the item and its cost.
+[[nodiscard]] inline cost_t phase_lower_bound(const phase_result& ph, rank_t ranks,
+                                              const item_describer& describe) {
+  try {
+    return lower_bound(ph.costs, ranks);
+  } catch (const overflow&) {
+    cost_t sum = 0;
+    for (std::size_t i = 0; i < ph.costs.size(); ++i) {
+      if (__builtin_add_overflow(sum, ph.costs[i], &sum)) {
+        throw_overflow("orchestrate: phase '", ph.name, "': the costs of its items sum past ",
+                       "2^63 - 1 at ", describe(i), ", cost ", ph.costs[i],
+                       " (scale the model's cost coefficients down)");
+      }
+    }
+    throw;
+  }
+}
+
+/// Rejects options orchestrate cannot honour, naming the option.
+/// Throws: orch::invalid_argument.
+inline void check_options(const orchestrate_options& options) {
+  if (options.threads < 1) {
+    throw_invalid_argument("orchestrate: options.threads must be at least 1, got ",
+                           options.threads);
+  }
+  const partition_options& p = options.partition;
+  const char* rejected = p.max_items_per_bin != 0 ? "max_items_per_bin"
+                         : p.equal_counts         ? "equal_counts"
+                         : !p.second_resource.empty() || p.second_capacity != 0
+                             ? "second_resource / second_capacity"
+                         : !p.speeds.empty() ? "speeds"
+                                             : nullptr;
+  if (rejected != nullptr) {
+    throw_invalid_argument(
+        "orchestrate: options.partition.", rejected,
+        " is not supported: it would apply to every phase, whose items differ, and the "
+        "locality placement cannot honour it (per-rank limits of the LLM phase are "
+        "options.llm.max_examples_per_rank and options.llm.max_tokens_per_rank)");
+  }
+  if (p.time_limit_ms != 0) {
+    throw_invalid_argument("orchestrate: options.partition.time_limit_ms = ", p.time_limit_ms,
+                           " would make the plan depend on each rank's clock, so ranks would "
+                           "disagree; it must be 0 (work_budget bounds the search)");
+  }
+  if (options.llm.max_examples_per_rank < 0 || options.llm.max_tokens_per_rank < 0) {
+    throw_invalid_argument("orchestrate: options.llm limits must be non-negative, got "
+                           "max_examples_per_rank = ",
+                           options.llm.max_examples_per_rank,
+                           " and max_tokens_per_rank = ", options.llm.max_tokens_per_rank);
+  }
+}
+
+/// Strategy none keeps every example on its owner: checks the owners against options.llm's
+/// limits. Throws: orch::infeasible naming the rank and the limit.
+inline void check_owner_limits(std::span<const rank_t> owners, std::span<const length_t> tokens,
+                               rank_t ranks, const llm_limits& lim) {
+  std::vector<index_t> count(static_cast<std::size_t>(ranks), 0);
+  std::vector<length_t> held(static_cast<std::size_t>(ranks), 0);
+  for (std::size_t x = 0; x < owners.size(); ++x) {
+    const auto r = static_cast<std::size_t>(owners[x]);
+    ++count[r];
+    held[r] = checked_add(held[r], tokens[x], "orchestrate: LLM tokens of a rank");
+  }
+  for (std::size_t r = 0; r < count.size(); ++r) {
+    if (lim.max_examples_per_rank > 0 && count[r] > lim.max_examples_per_rank) {
+      throw_infeasible("orchestrate: strategy none keeps examples on their owner, and rank ", r,
+                       " holds ", count[r], " examples, above options.llm.max_examples_per_rank = ",
+                       lim.max_examples_per_rank);
+    }
+    if (lim.max_tokens_per_rank > 0 && held[r] > lim.max_tokens_per_rank) {
+      throw_infeasible("orchestrate: strategy none keeps examples on their owner, and rank ", r,
+                       " holds ", held[r], " LLM tokens, above options.llm.max_tokens_per_rank = ",
+                       lim.max_tokens_per_rank);
+    }
+  }
+}
+
+/// The LLM phase of a balanced strategy under options.llm's per-rank limits: orch::partition
+/// under the limits (max_items_per_bin, and the sequence tokens as second resource); per_phase
+/// (and llm_only) puts bin b on rank b, orch maps the bins to ranks with rearrange_bins (every
+/// bin whole, so the limits hold, placed node-wise to keep `stay` bytes local). Fills `ph` as
+/// balance_phase does.
+/// Throws: orch::infeasible naming the limit (and the example over it).
+inline std::vector<rank_t> limited_llm_phase(phase_result& ph, std::span<const rank_t> owners,
+                                             std::span<const bytes_t> stay,
+                                             std::span<const length_t> tokens, const topology& topo,
+                                             const orchestrate_options& options,
+                                             const item_describer& describe) {
+  const llm_limits& lim = options.llm;
+  const rank_t ranks = topo.ranks();
+  static_cast<void>(phase_lower_bound(ph, ranks, describe));
+  for (std::size_t x = 0; x < tokens.size() && lim.max_tokens_per_rank > 0; ++x) {
+    if (tokens[x] > lim.max_tokens_per_rank) {
+      throw_infeasible(
+          "orchestrate: ", describe(x), " has ", tokens[x],
+          " LLM tokens, above options.llm.max_tokens_per_rank = ", lim.max_tokens_per_rank);
+    }
+  }
+  const auto examples = static_cast<index_t>(tokens.size());
+  if (lim.max_examples_per_rank > 0 &&
+      examples > static_cast<int128>(lim.max_examples_per_rank) * ranks) {
+    throw_infeasible("orchestrate: ", examples, " examples do not fit ", ranks,
+                     " ranks of options.llm.max_examples_per_rank = ", lim.max_examples_per_rank);
+  }
+  partition_options po = options.partition;
+  po.max_items_per_bin = lim.max_examples_per_rank;
+  if (lim.max_tokens_per_rank > 0) {
+    po.second_resource = tokens;
+    po.second_capacity = lim.max_tokens_per_rank;
+  }
+  partition_result p;
+  try {
+    p = partition(ph.costs, ranks, po);
+  } catch (const infeasible& e) {
+    throw_infeasible("orchestrate: no placement of the LLM phase within options.llm "
+                     "(max_examples_per_rank = ",
+                     lim.max_examples_per_rank, ", max_tokens_per_rank = ", lim.max_tokens_per_rank,
+                     ") was found: ", e.what());
+  }
+  std::vector<rank_t> rank_of;
+  if (options.strategy == strategy::orch) {
+    const auto mapped = rearrange_bins(p.bin_of, owners, stay, topo);
+    rank_of.resize(p.bin_of.size());
+    for (std::size_t x = 0; x < rank_of.size(); ++x) {
+      rank_of[x] = mapped.rank_of_bin[static_cast<std::size_t>(p.bin_of[x])];
+    }
+  } else {
+    rank_of = std::move(p.bin_of);
+  }
+  ph.loads = bin_loads(ph.costs, rank_of, ranks);
+  ph.placement = layout::from_assignment(rank_of, ranks);
+  ph.balance = measure_loads(ph.loads, p.lower_bound);
+  ph.proven_optimal = (p.proven_optimal && ph.balance.max_load == p.max_load) ||
+                      ph.balance.max_load == p.lower_bound;
+  return rank_of;
+}
+
+/// Balances one phase under strategy per_phase or orch: fills `ph.placement`, `ph.loads`,
+/// `ph.balance`, `ph.proven_optimal` and returns the rank of every phase item.
+///
+/// per_phase: orch::partition's bins, bin b on rank b.
+/// orch: the locality heuristics of locality_balance (docs/plans.md) at the target LB + slack
+/// (LB = max(ceil(Σc/R), max c), slack = options.locality.slack_ppm of LB), without a
+/// reference partition: first keep_local (every rank keeps what fits, the rest moves inside
+/// its node where it can), which with many items per rank almost always meets the target;
+/// else the better of node_first (nodes shed a knapsack cover of their excess, local search
+/// inside each node) and keep_local finished by local search across all ranks (settle), which
+/// handle few items per rank and fragmented room. Only when both miss the target does the full
+/// locality_balance run against orch::partition's bins (never worse than node-wise rearrangement of
+/// those bins). `threads`: for the per-node work of keep_local (the phase's own task may run beside
+/// others).
+inline std::vector<rank_t> balance_phase(phase_result& ph, std::span<const rank_t> current,
+                                         std::span<const bytes_t> stay, const topology& topo,
+                                         const orchestrate_options& options, int threads,
+                                         const item_describer& describe) {
+  const rank_t ranks = topo.ranks();
+  std::vector<rank_t> rank_of;
+  cost_t bound = phase_lower_bound(ph, ranks, describe);
+  cost_t proven_max = -1; // a largest load the partitioner proved optimal
+  bool placed = false;
+  if (options.strategy == strategy::orch) {
+    const auto slack = static_cast<cost_t>(int128{bound} * options.locality.slack_ppm / 1'000'000);
+    const cost_t target = checked_add(bound, slack, "orchestrate: target");
+    // The planner places every node once for both ways a rank chooses what to keep.
+    keep_local_planner planner(ph.costs, current, stay, topo, target, threads);
+    keep_local_result kept;
+    for (const keep_mode mode : {keep_mode::most_bytes, keep_mode::largest_first}) {
+      kept = planner.finish(mode);
+      if (kept.max_load <= target) {
+        rank_of = std::move(kept.rank_of);
+        ph.loads = std::move(kept.loads);
+        placed = true;
+        break;
+      }
+    }
+    if (!placed) {
+      // As locality_balance does: keep_local finished by local search across all ranks, or
+      // node_first; the one sending fewer bytes across nodes, then fewer moved, wins.
+      auto first = node_first(ph.costs, current, stay, topo, target).rank_of;
+      auto settled = settle(ph.costs, ranks, std::move(kept.rank_of), target);
+      if (!first.empty() && !settled.empty()) {
+        if (sends_fewer(measure_traffic(current, settled, stay, topo),
+                        measure_traffic(current, first, stay, topo))) {
+          first = std::move(settled);
+        }
+      } else if (first.empty()) {
+        first = std::move(settled);
+      }
+      if (!first.empty()) {
+        rank_of = std::move(first);
+        ph.loads = bin_loads(ph.costs, rank_of, ranks);
+        placed = true;
+      }
+    }
+  }
+  if (!placed) {
+    auto p = partition(ph.costs, ranks, options.partition);
+    bound = p.lower_bound;
+    proven_max = p.proven_optimal ? p.max_load : -1; // rearranging bins keeps every load
+    if (options.strategy == strategy::orch) {
+      rank_of = locality_balance(ph.costs, current, stay, topo, p.bin_of, options.locality).rank_of;
+    } else {
+      rank_of = std::move(p.bin_of);
+    }
+    ph.loads = bin_loads(ph.costs, rank_of, ranks);
+  }
+  ph.placement = layout::from_assignment(rank_of, ranks);
+  ph.balance = measure_loads(ph.loads, bound);
+  ph.proven_optimal = ph.balance.max_load == proven_max || ph.balance.max_load == bound;
+  return rank_of;
+}
+
+/// A phase that is not balanced (none, llm_only's encoders): it runs where `placement` puts
+/// it; fills loads and metrics and returns the rank of every item.
+inline std::vector<rank_t> follow_phase(phase_result& ph, const layout& placement,
+                                        const item_describer& describe) {
+  const rank_t ranks = placement.ranks();
+  const cost_t bound = phase_lower_bound(ph, ranks, describe);
+  ph.placement = placement;
+  const auto follow = placement.rank_of_items();
+  std::vector<rank_t> rank_of(follow.begin(), follow.end());
+  ph.loads = bin_loads(ph.costs, rank_of, ranks);
+  ph.balance = measure_loads(ph.loads, bound);
+  ph.proven_optimal = ph.balance.max_load == bound;
+  return rank_of;
+}
+
+/// The exchange `name` from `from` to `to` moving `bytes` per item (the plan keeps the array:
+/// callers move in what they no longer need), its inverse and traffic.
+inline exchange_result make_exchange(std::string name, const layout& from, const layout& to,
+                                     std::vector<bytes_t> bytes, const topology& topo,
+                                     bytes_t inter_node_bound) {
+  exchange_result x;
+  x.name = std::move(name);
+  x.forward = make_plan(from, to, std::move(bytes));
+  x.backward = inverse(x.forward);
+  x.bytes = measure_traffic(x.forward, topo);
+  x.inter_node_lower_bound = inter_node_bound;
+  return x;
+}
+
+} // namespace detail
+
+} // namespace orch
