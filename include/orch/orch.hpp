@@ -7,6 +7,7 @@
 #include <orch/exchange.hpp>
 #include <orch/layout.hpp>
 #include <orch/locality.hpp>
+#include <orch/metadata.hpp>
 #include <orch/partition/bounds.hpp>
 #include <orch/partition/budget.hpp>
 #include <orch/partition/constraints.hpp>
@@ -22,6 +23,7 @@
 #include <orch/partition/partition.hpp>
 #include <orch/partition/result.hpp>
 #include <orch/partition/subset_sum.hpp>
+#include <orch/payload.hpp>
 #include <orch/plan.hpp>
 #include <orch/quality.hpp>
 #include <orch/schedule.hpp>

@@ -114,12 +114,18 @@ public:
   [[nodiscard]] std::span<const bytes_t> item_bytes() const noexcept { return *d_->bytes; }
 
   /// Where `item` starts in its source rank's source buffer.
-  /// Complexity: O(slot of the item). Throws: orch::invalid_argument (no such item).
+  /// Complexity: O(slot of the item), so calling it for every item is quadratic: for many
+  /// items use orch::item_offsets::source(plan) or orch::rank_offsets::source(plan, rank)
+  /// (orch/payload.hpp), O(items) once and then O(1) per item.
+  /// Throws: orch::invalid_argument (no such item).
   [[nodiscard]] bytes_t source_offset(index_t item) const {
     return offset_in(d_->from, item, "exchange_plan::source_offset");
   }
   /// Where `item` starts in its destination rank's destination buffer.
-  /// Complexity: O(slot of the item). Throws: orch::invalid_argument (no such item).
+  /// Complexity: O(slot of the item), so calling it for every item is quadratic: for many
+  /// items use orch::item_offsets::destination(plan) or orch::rank_offsets::destination(plan,
+  /// rank) (orch/payload.hpp), O(items) once and then O(1) per item.
+  /// Throws: orch::invalid_argument (no such item).
   [[nodiscard]] bytes_t destination_offset(index_t item) const {
     return offset_in(d_->to, item, "exchange_plan::destination_offset");
   }
