@@ -152,8 +152,12 @@ struct step_plan {
         return e;
       }
     }
-    throw_invalid_argument("step_plan: no encoder named '", name, "' (encoders: ", names(false),
-                           ")");
+    std::string known;
+    for (const auto& e : encoders) {
+      known += (known.empty() ? "'" : ", '") + e.phase.name + "'";
+    }
+    throw_invalid_argument("step_plan: no encoder named '", name, "' (encoders: ",
+                           known.empty() ? std::string("none") : known, ")");
   }
   /// The phase named `name` (an encoder's or the LLM's). Complexity: O(encoders).
   /// Throws: orch::invalid_argument listing the phases.
