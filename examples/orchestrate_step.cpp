@@ -2,7 +2,7 @@
 // Walks one training step of a three-phase MLLM (vision encoder, audio encoder, LLM) on 8
 // ranks in 2 nodes: every rank sampled 4 examples; orch plans the step with each strategy and
 // prints the per-phase balance and the bytes each exchange moves, by locality class.
-#include <orch/orchestrate.hpp>
+#include <orch/orch.hpp>
 
 #include <cstdio>
 #include <string>

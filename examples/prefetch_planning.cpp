@@ -3,8 +3,7 @@
 // runs. This program runs 4 steps of 16 ranks on 2 nodes: step t's exchanges execute (the
 // in-process reference transport stands in for the GPUs) while std::async plans step t+1;
 // each plan's hash is what ranks would compare before moving payload.
-#include <orch/exchange.hpp>
-#include <orch/orchestrate.hpp>
+#include <orch/orch.hpp>
 
 #include <cstdint>
 #include <cstdio>

@@ -1,17 +1,32 @@
 // SPDX-License-Identifier: Apache-2.0
-/// Umbrella header for the orch core (never includes the CUDA module).
+/// Umbrella header for the whole orch core: the item table and its metadata all-gather, the
+/// model and its presets, orchestrate and the step plan, partitioners, placement, layouts,
+/// plans, schedules, the reference executor and the payload helpers. It never includes the
+/// CUDA or MPI modules, nor orch/calibrate.hpp (which needs Eigen).
 #pragma once
 
+#include <orch/assembly.hpp>
 #include <orch/config.hpp>
 #include <orch/cost.hpp>
 #include <orch/exchange.hpp>
+#include <orch/item_table.hpp>
 #include <orch/layout.hpp>
 #include <orch/locality.hpp>
+#include <orch/media_chunks.hpp>
 #include <orch/metadata.hpp>
+#include <orch/model.hpp>
+#include <orch/model_presets.hpp>
+#include <orch/orchestrate.hpp>
+#include <orch/partition/algorithm.hpp>
+#include <orch/partition/bin_order.hpp>
 #include <orch/partition/bounds.hpp>
 #include <orch/partition/budget.hpp>
 #include <orch/partition/constraints.hpp>
 #include <orch/partition/exact.hpp>
+#include <orch/partition/groups.hpp>
+#include <orch/partition/improver.hpp>
+#include <orch/partition/improver_state.hpp>
+#include <orch/partition/improver_steps.hpp>
 #include <orch/partition/kk.hpp>
 #include <orch/partition/local_search.hpp>
 #include <orch/partition/lpt.hpp>
@@ -27,6 +42,8 @@
 #include <orch/plan.hpp>
 #include <orch/quality.hpp>
 #include <orch/schedule.hpp>
+#include <orch/step_plan.hpp>
+#include <orch/strategy.hpp>
 #include <orch/topology.hpp>
 #include <orch/traffic.hpp>
 #include <orch/types.hpp>
