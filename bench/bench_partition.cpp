@@ -6,6 +6,7 @@
 // reports ratio_to_lower_bound (max / proven lower bound) beside the time.
 #include <orch/cost.hpp>
 #include <orch/partition/exact.hpp>
+#include <orch/partition/groups.hpp>
 #include <orch/partition/kk.hpp>
 #include <orch/partition/local_search.hpp>
 #include <orch/partition/lpt.hpp>
@@ -159,6 +160,43 @@ void bench_equal_counts(benchmark::State& state) {
   report(state, check, costs.size());
 }
 BENCHMARK(bench_equal_counts)->Arg(1)->Arg(2)->Arg(3)->Unit(benchmark::kMillisecond);
+
+/// Keep-together groups (an RL step: a prompt's sampled responses stay on one rank): 2,560
+/// ranks, 81,920 items in groups of arg 0 (8 or 4) items; arg 1 picks the costs: 0 the paper
+/// workload (attention cost), 1 lognormal token counts (linear cost). Times contraction,
+/// partition of the groups and expansion; ratio_to_lower_bound is against the grouped bound
+/// max(⌈Σ/k⌉, largest group), ungrouped_ratio against the plain one (the price of groups).
+void bench_partition_groups(benchmark::State& state) {
+  const auto size = static_cast<std::size_t>(state.range(0));
+  const auto n = 32 * static_cast<std::size_t>(paper_ranks);
+  const auto costs = state.range(1) == 0 ? workload(n) : shaped(2, n);
+  std::vector<orch::index_t> groups(costs.size());
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    groups[i] = static_cast<orch::index_t>(i / size);
+  }
+  orch::partition_options o;
+  o.groups = groups;
+  const auto check = orch::partition(costs, paper_ranks, o);
+  validate(check, costs.size(), "partition(groups)");
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    if (check.bin_of[i] != check.bin_of[i - i % size]) {
+      throw std::logic_error("partition(groups) split a group");
+    }
+  }
+  for (auto _ : state) {
+    auto r = orch::partition(costs, paper_ranks, o);
+    benchmark::DoNotOptimize(r.bin_of.data());
+  }
+  report(state, check, costs.size());
+  state.counters["groups"] = static_cast<double>(costs.size() / size);
+  state.counters["ungrouped_ratio"] = static_cast<double>(check.max_load) /
+                                      static_cast<double>(orch::lower_bound(costs, paper_ranks));
+  state.SetLabel(std::string(state.range(1) == 0 ? "attention " : "tokens ") + check.algorithm);
+}
+BENCHMARK(bench_partition_groups)
+    ->ArgsProduct({{8, 4}, {0, 1}})
+    ->ArgNames({"size", "tokens"})
+    ->Unit(benchmark::kMillisecond);
 
 /// Few items per bin: uniform costs [1, 10^4], k bins, n/k items each. Args: k, n/k.
 template <class Run>
