@@ -164,6 +164,15 @@ inline void append_metadata(item_table& table,
   detail::append_buffers(table, buffers, false, "append_metadata");
 }
 
+/// append_metadata for buffers held as vectors (what a gather into per-rank vectors gives):
+/// `gathered[r]` is rank r's buffer. Same order, table and checks.
+/// Complexity: as above, plus O(ranks). Throws: as above.
+inline void append_metadata(item_table& table,
+                            std::span<const std::vector<std::int64_t>> gathered) {
+  const std::vector<std::span<const std::int64_t>> buffers(gathered.begin(), gathered.end());
+  detail::append_buffers(table, buffers, false, "append_metadata");
+}
+
 /// append_metadata for the buffers back to back in `concatenated`, rank r's taking counts[r]
 /// words (what MPI_Allgatherv with per-rank counts produces). Same order, table and checks.
 /// Complexity: as above, plus O(ranks).
