@@ -23,6 +23,7 @@
 #include <orch/partition/budget.hpp>
 #include <orch/partition/constraints.hpp>
 #include <orch/partition/exact.hpp>
+#include <orch/partition/groups.hpp>
 #include <orch/partition/improver.hpp>
 #include <orch/partition/improver_state.hpp>
 #include <orch/partition/improver_steps.hpp>
