@@ -10,6 +10,7 @@
 #include <orch/detail/locality_input.hpp>
 #include <orch/detail/node_first.hpp>
 #include <orch/detail/sparse_assignment.hpp>
+#include <orch/locality_options.hpp>
 #include <orch/partition/partition.hpp>
 #include <orch/partition/result.hpp>
 #include <orch/plan.hpp>
@@ -173,15 +174,6 @@ struct rearrangement {
   }
   return detail::node_shed_lower_bound(costs, current_rank, item_bytes, topo, target);
 }
-
-/// Options of locality_balance.
-struct locality_options {
-  /// Allowed excess of the largest load over the reference partition's, in millionths of the
-  /// cost lower bound max(ceil(Σc/k), max c): target = reference max + slack · LB / 10^6.
-  /// The default 1000 (0.1 %) buys room to keep items local at a balance cost far below the
-  /// noise of a step time.
-  std::int64_t slack_ppm = 1000;
-};
 
 /// How locality_balance placed the items (locality_result::method).
 enum class placement_method : std::uint8_t {

@@ -12,6 +12,7 @@
 #include <orch/item_table.hpp>
 #include <orch/layout.hpp>
 #include <orch/locality.hpp>
+#include <orch/locality_options.hpp>
 #include <orch/media_chunks.hpp>
 #include <orch/metadata.hpp>
 #include <orch/model.hpp>
@@ -33,6 +34,7 @@
 #include <orch/partition/lpt_speeds.hpp>
 #include <orch/partition/microbatch.hpp>
 #include <orch/partition/multifit.hpp>
+#include <orch/partition/options.hpp>
 #include <orch/partition/order.hpp>
 #include <orch/partition/padded.hpp>
 #include <orch/partition/partition.hpp>
