@@ -14,7 +14,11 @@
 # flush left; every other space, blank line and character must match). Fails, naming the page
 # and line, when a block differs (with the first differing line), names a missing file or
 # tag, has no ```cpp fence right after the marker or no closing fence, or when a tag is
-# opened twice or never closed in its source. Needs nothing but CMake.
+# opened twice or never closed in its source.
+#
+# An output block, `<!-- output: examples/api/step.expected -->` followed by a ``` fence, must
+# be a run of consecutive whole lines of that file (the example's checked output), so quoted
+# output cannot rot either. Needs nothing but CMake.
 
 cmake_minimum_required(VERSION 3.25)
 
@@ -118,6 +122,44 @@ function(region file tag out error)
   set(${out} "${result}" PARENT_SCOPE)
 endfunction()
 
+# An output block: <!-- output: <file> --> then a ``` fence; its lines must be consecutive
+# lines of <file> (an example's .expected output). A macro: it advances the caller's `i`.
+macro(check_output file where)
+  set(fence "")
+  if(i LESS count)
+    list(GET lines ${i} fence)
+  endif()
+  if(NOT fence STREQUAL "```")
+    string(APPEND failures "\n" "${where}: output ${file}: no ``` fence after the marker")
+  else()
+    math(EXPR i "${i} + 1")
+    set(shown "")
+    set(closed FALSE)
+    while(i LESS count)
+      list(GET lines ${i} line)
+      math(EXPR i "${i} + 1")
+      if(line STREQUAL "```")
+        set(closed TRUE)
+        break()
+      endif()
+      string(APPEND shown "${line}\n")
+    endwhile()
+    if(NOT closed)
+      string(APPEND failures "\n" "${where}: output ${file}: no closing fence")
+    elseif(NOT EXISTS "${ROOT}/${file}" OR IS_DIRECTORY "${ROOT}/${file}")
+      string(APPEND failures "\n" "${where}: no file ${file}")
+    else()
+      read_lines("${ROOT}/${file}" produced)
+      list(JOIN produced "\n" produced)
+      string(FIND "\n${produced}\n" "\n${shown}" at)
+      math(EXPR checked "${checked} + 1")
+      if(at LESS 0 OR shown STREQUAL "")
+        string(APPEND failures "\n" "${where}: output block is not a run of lines of ${file}")
+      endif()
+    endif()
+  endif()
+endmacro()
+
 file(GLOB_RECURSE pages LIST_DIRECTORIES false "${docs_dir}/*.md")
 list(SORT pages)
 set(failures "")
@@ -131,8 +173,12 @@ foreach(page IN LISTS pages)
     list(GET lines ${i} line)
     math(EXPR number "${i} + 1")
     math(EXPR i "${i} + 1")
+    if(line MATCHES "^<!-- output: ([^ ]+) -->$")
+      check_output("${CMAKE_MATCH_1}" "${page_name}:${number}")
+      continue()
+    endif()
     if(NOT line MATCHES "^<!-- snippet: ([^ #]+)#([A-Za-z0-9_-]+) -->$")
-      if(line MATCHES "^<!-- snippet:")
+      if(line MATCHES "^<!-- (snippet|output):")
         string(APPEND failures "\n" "${page_name}:${number}: malformed snippet marker (want <!-- snippet: <file>#<tag> -->)")
       endif()
       continue()
