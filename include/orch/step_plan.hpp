@@ -7,9 +7,9 @@
 #include <orch/assembly.hpp>
 #include <orch/config.hpp>
 #include <orch/layout.hpp>
-#include <orch/locality.hpp>
+#include <orch/locality_options.hpp>
 #include <orch/media_chunks.hpp>
-#include <orch/partition/partition.hpp>
+#include <orch/partition/options.hpp>
 #include <orch/plan.hpp>
 #include <orch/quality.hpp>
 #include <orch/strategy.hpp>
@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,10 +36,15 @@ struct llm_limits {
   /// At most this many LLM tokens on a rank: Σ over its examples of text + every encoder's
   /// output tokens (step_plan::sequence_length), the activation-memory cap trainers set.
   length_t max_tokens_per_rank = 0;
+  /// Keep-together groups (empty: none): one id per example (table order); examples that
+  /// share an id ≥ 0 run on one LLM rank (RL trainers keep a prompt's sampled responses
+  /// together); orch::no_group (-1) leaves an example on its own. The caps above count a
+  /// group's examples and tokens on the rank it lands on. The array must outlive the call.
+  std::span<const index_t> groups = {};
 
-  /// Whether any limit is set.
+  /// Whether any limit or group is set.
   [[nodiscard]] bool any() const noexcept {
-    return max_examples_per_rank > 0 || max_tokens_per_rank > 0;
+    return max_examples_per_rank > 0 || max_tokens_per_rank > 0 || !groups.empty();
   }
 };
 
@@ -156,8 +162,8 @@ struct step_plan {
     for (const auto& e : encoders) {
       known += (known.empty() ? "'" : ", '") + e.phase.name + "'";
     }
-    throw_invalid_argument("step_plan: no encoder named '", name, "' (encoders: ",
-                           known.empty() ? std::string("none") : known, ")");
+    throw_invalid_argument("step_plan: no encoder named '", name,
+                           "' (encoders: ", known.empty() ? std::string("none") : known, ")");
   }
   /// The phase named `name` (an encoder's or the LLM's). Complexity: O(encoders).
   /// Throws: orch::invalid_argument listing the phases.

@@ -421,3 +421,57 @@ TEST_CASE("model presets: names, chunked fields, and an unknown name") {
                        "positive, or 0 for no chunking)",
                        orch::invalid_argument);
 }
+
+TEST_CASE("LLM groups: a prompt's responses share an LLM rank under every strategy") {
+  const auto model = small_model(0);
+  const auto topo = orch::topology::uniform(8, 4);
+  const auto t = random_table(11, 8, 8, 400);
+  // Groups of 4 consecutive examples (each group sampled on one rank, as RL rollouts are),
+  // then two groups that span ranks, and a few examples on their own.
+  std::vector<index_t> groups(static_cast<std::size_t>(t.examples()));
+  for (std::size_t x = 0; x < groups.size(); ++x) {
+    groups[x] = static_cast<index_t>(x / 4);
+  }
+  groups[5] = orch::no_group;
+  const orch::llm_limits within{.groups = groups};
+  CHECK_NOTHROW(
+      (void)orch::orchestrate(t, model, topo, {.strategy = orch::strategy::none, .llm = within}));
+  for (const auto strat :
+       {orch::strategy::llm_only, orch::strategy::per_phase, orch::strategy::orch}) {
+    CAPTURE(orch::to_string(strat));
+    auto spanning = groups;
+    spanning[6] = 100; // examples 6 (rank 0) and 60 (rank 7) form one group
+    spanning[60] = 100;
+    const auto sp = orch::orchestrate(
+        t, model, topo,
+        {.strategy = strat, .llm = {.max_examples_per_rank = 12, .groups = spanning}});
+    for (std::size_t x = 0; x < spanning.size(); ++x) {
+      for (std::size_t y = x + 1; y < spanning.size(); ++y) {
+        if (spanning[x] >= 0 && spanning[x] == spanning[y]) {
+          CHECK(sp.llm.placement.rank_of(static_cast<index_t>(x)) ==
+                sp.llm.placement.rank_of(static_cast<index_t>(y)));
+        }
+      }
+    }
+    for (rank_t r = 0; r < 8; ++r) {
+      CHECK(sp.llm.placement.count_on(r) <= 12);
+    }
+    CHECK(sp.llm.balance.max_over_lower_bound < 1.5);
+  }
+  // Strategy none cannot move a group that spans owners.
+  auto spanning = groups;
+  spanning[6] = 100;
+  spanning[60] = 100;
+  const auto none =
+      message_of(t, model, topo, {.strategy = orch::strategy::none, .llm = {.groups = spanning}});
+  CHECK(has(none, "strategy none keeps examples on their owner, and group 100 spans example 6 "
+                  "(rank 0, local index 6) and example 60 (rank 7, local index 4)"));
+  const std::vector<index_t> short_groups(3, 0);
+  CHECK(has(message_of(t, model, topo, {.llm = {.groups = short_groups}}),
+            "options.llm.groups has 3 entries for 64 examples"));
+  // A group above the token cap cannot be placed.
+  const std::vector<index_t> one_group(static_cast<std::size_t>(t.examples()), 0);
+  CHECK_THROWS_AS((void)orch::orchestrate(
+                      t, model, topo, {.llm = {.max_tokens_per_rank = 5000, .groups = one_group}}),
+                  orch::infeasible);
+}

@@ -83,10 +83,40 @@ inline void check_options(const orchestrate_options& options) {
   }
 }
 
+/// options.llm.groups has one id per example (or none). Throws: orch::invalid_argument.
+inline void check_group_count(const llm_limits& lim, std::size_t examples) {
+  if (!lim.groups.empty() && lim.groups.size() != examples) {
+    throw_invalid_argument("orchestrate: options.llm.groups has ", lim.groups.size(),
+                           " entries for ", examples, " examples (one group id per example)");
+  }
+}
+
 /// Strategy none keeps every example on its owner: checks the owners against options.llm's
-/// limits. Throws: orch::infeasible naming the rank and the limit.
+/// limits and groups. Throws: orch::infeasible naming the rank (or the group and its
+/// examples) and the limit.
 inline void check_owner_limits(std::span<const rank_t> owners, std::span<const length_t> tokens,
-                               rank_t ranks, const llm_limits& lim) {
+                               rank_t ranks, const llm_limits& lim,
+                               const item_describer& describe = {}) {
+  const auto name = [&](std::size_t x) { return describe ? describe(x) : message("example ", x); };
+  check_group_count(lim, owners.size());
+  if (!lim.groups.empty()) {
+    // A group's examples must share an owner: the first owner seen per group id.
+    const auto g = contract_groups(std::vector<cost_t>(owners.size(), 0), lim.groups, {},
+                                   "orchestrate: options.llm.groups");
+    std::vector<rank_t> owner_of_group(g.count(), -1);
+    std::vector<std::size_t> first_of_group(g.count(), 0);
+    for (std::size_t x = 0; x < owners.size(); ++x) {
+      const std::size_t j = g.super_of[x];
+      if (owner_of_group[j] < 0) {
+        owner_of_group[j] = owners[x];
+        first_of_group[j] = x;
+      } else if (owner_of_group[j] != owners[x]) {
+        throw_infeasible("orchestrate: strategy none keeps examples on their owner, and ",
+                         g.name(j), " spans ", name(first_of_group[j]), " and ", name(x),
+                         " (options.llm.groups)");
+      }
+    }
+  }
   std::vector<index_t> count(static_cast<std::size_t>(ranks), 0);
   std::vector<length_t> held(static_cast<std::size_t>(ranks), 0);
   for (std::size_t x = 0; x < owners.size(); ++x) {
@@ -122,6 +152,7 @@ inline std::vector<rank_t> limited_llm_phase(phase_result& ph, std::span<const r
   const llm_limits& lim = options.llm;
   const rank_t ranks = topo.ranks();
   static_cast<void>(phase_lower_bound(ph, ranks, describe));
+  check_group_count(lim, tokens.size());
   for (std::size_t x = 0; x < tokens.size() && lim.max_tokens_per_rank > 0; ++x) {
     if (tokens[x] > lim.max_tokens_per_rank) {
       throw_infeasible(
@@ -137,6 +168,7 @@ inline std::vector<rank_t> limited_llm_phase(phase_result& ph, std::span<const r
   }
   partition_options po = options.partition;
   po.max_items_per_bin = lim.max_examples_per_rank;
+  po.groups = lim.groups;
   if (lim.max_tokens_per_rank > 0) {
     po.second_resource = tokens;
     po.second_capacity = lim.max_tokens_per_rank;
@@ -148,7 +180,7 @@ inline std::vector<rank_t> limited_llm_phase(phase_result& ph, std::span<const r
     throw_infeasible("orchestrate: no placement of the LLM phase within options.llm "
                      "(max_examples_per_rank = ",
                      lim.max_examples_per_rank, ", max_tokens_per_rank = ", lim.max_tokens_per_rank,
-                     ") was found: ", e.what());
+                     lim.groups.empty() ? "" : ", with groups", ") was found: ", e.what());
   }
   std::vector<rank_t> rank_of;
   if (options.strategy == strategy::orch) {
