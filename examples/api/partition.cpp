@@ -13,6 +13,7 @@
 
 namespace {
 
+// [doc:print]
 void print_result(const char* what, const orch::partition_result& r) {
   std::printf("%-10s %-12s max %lld, bound %lld, ratio %.4f%s, bins", what, r.algorithm.c_str(),
               static_cast<long long>(r.max_load), static_cast<long long>(r.lower_bound),
@@ -22,6 +23,7 @@ void print_result(const char* what, const orch::partition_result& r) {
   }
   std::printf("\n");
 }
+// [/doc:print]
 
 } // namespace
 
@@ -71,6 +73,16 @@ int main() {
     std::printf("%s\n", e.what());
   }
   // [/doc:constraints]
+
+  // [doc:groups]
+  // Keep-together groups: items 2k and 2k + 1 (e.g. two responses to one prompt) share a bin;
+  // the last two items stay alone (orch::no_group).
+  const std::vector<orch::index_t> prompt{
+      0, 0, 1, 1, 2, 2, 3, 3, 4, 4, orch::no_group, orch::no_group};
+  orch::partition_options grouped;
+  grouped.groups = prompt;
+  print_result("grouped", orch::partition(costs, 4, grouped));
+  // [/doc:groups]
 
   // [doc:quality]
   const orch::cost_t bound = orch::lower_bound(costs, 4); // max(ceil(Σc / 4), max c)
