@@ -43,6 +43,7 @@
 #include <orch/payload.hpp>
 #include <orch/plan.hpp>
 #include <orch/quality.hpp>
+#include <orch/row_exchange.hpp>
 #include <orch/schedule.hpp>
 #include <orch/step_plan.hpp>
 #include <orch/strategy.hpp>
