@@ -3,7 +3,8 @@
 // first as sampled (32 consecutive examples per rank), then with orch::lpt, and prints the
 // balance of both under a transformer attention cost.
 //
-// Usage: example_balance_sample [lengths-file]   (default: data/hh_rlhf_tokens_512.txt)
+// Usage: example_balance_sample [lengths-file]   (default: data/hh_rlhf_tokens_512.txt,
+// relative to the working directory: run it from the repository root, as ctest does)
 #include <orch/orch.hpp>
 
 #include <cstdio>

@@ -81,6 +81,7 @@ int run_make_trace(const std::vector<std::string>& args, std::ostream& out, std:
 }
 
 const bool registered = orch_bench::register_command(
-    {"make-trace", "build a length trace from ../shared/data with a recipe", run_make_trace});
+    {"make-trace", "build a length trace from the length data in data/ with a recipe",
+     run_make_trace});
 
 } // namespace

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// A plain CSV table (header row, no quoting) for the length data in ../shared/data.
+// A plain CSV table (header row, no quoting) for the length data in data/.
 #pragma once
 
 #include <cstddef>

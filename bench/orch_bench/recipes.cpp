@@ -16,8 +16,9 @@
 #include <random>
 #include <utility>
 
+// The repository's data folder; CMake passes its absolute path (bench/orch_bench/CMakeLists.txt).
 #ifndef ORCH_BENCH_DATA_DIR
-#define ORCH_BENCH_DATA_DIR "bench/data"
+#define ORCH_BENCH_DATA_DIR "data"
 #endif
 
 namespace orch_bench {
@@ -273,10 +274,7 @@ const std::vector<recipe>& recipes() {
 }
 
 std::string default_data_dir() {
-  // ORCH_BENCH_DATA_DIR is <repo>/bench/orch_bench/../data.
-  return std::filesystem::path(std::string(ORCH_BENCH_DATA_DIR) + "/../../../shared/data")
-      .lexically_normal()
-      .string();
+  return std::filesystem::path(ORCH_BENCH_DATA_DIR).lexically_normal().string();
 }
 
 trace make_trace(const std::string& name, const std::string& data_dir, std::size_t examples,

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Trace recipes: mixes of example types built from the real length data in ../shared/data
+// Trace recipes: mixes of example types built from the real length data in data/
 // (docs/trace-format.md, "Recipes"), for `orch-bench make-trace`.
 #pragma once
 
@@ -29,8 +29,8 @@ struct recipe {
 /// The recipes make-trace knows: "omni" and "vision".
 [[nodiscard]] const std::vector<recipe>& recipes();
 
-/// The data folder used when --data is not given: the `shared/data` folder next to the
-/// repository (<repo>/../shared/data).
+/// The data folder used when --data is not given: the repository's `data/` folder
+/// (<repo>/data, described in data/SOURCES.md).
 [[nodiscard]] std::string default_data_dir();
 
 /// Builds a trace of `examples` examples from recipe `name`, reading the length data under

@@ -12,8 +12,13 @@
 #include <ostream>
 #include <unistd.h>
 
+// The repository's data folder and bench/python; CMake passes their absolute paths
+// (bench/orch_bench/CMakeLists.txt).
 #ifndef ORCH_BENCH_DATA_DIR
-#define ORCH_BENCH_DATA_DIR "bench/data"
+#define ORCH_BENCH_DATA_DIR "data"
+#endif
+#ifndef ORCH_BENCH_SCRIPT_DIR
+#define ORCH_BENCH_SCRIPT_DIR "bench/python"
 #endif
 
 namespace orch_bench {
@@ -139,7 +144,7 @@ bool plot(const simulate_result& r, const std::string& dir, std::ostream& out, s
         << "; bench/python/plot_simulate.py draws it)\n";
     return true;
   }
-  const std::string script = std::string(ORCH_BENCH_DATA_DIR) + "/../python/plot_simulate.py";
+  const std::string script = std::string(ORCH_BENCH_SCRIPT_DIR) + "/plot_simulate.py";
   const std::string cmd =
       cat("python3 ", shell_quote(script), ' ', shell_quote(json_path), ' ', shell_quote(dir));
   if (std::system(cmd.c_str()) != 0) {

@@ -15,7 +15,8 @@
 
 namespace orch_bench {
 
-/// The trace shipped in bench/data (omni recipe), used when --trace is not given.
+/// The trace shipped in data/ (data/omni_trace.csv, omni recipe), used when --trace is not
+/// given.
 [[nodiscard]] std::string bundled_trace_path();
 
 /// Declares --model, --preset and the step-time overrides (--achieved-flops,
