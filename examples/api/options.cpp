@@ -70,6 +70,22 @@ int main() {
   print_llm("orch, at most 5 x 4000", orch::orchestrate(table, model, topo, options));
   // [/doc:options]
 
+  // [doc:groups]
+  // Examples 2k and 2k + 1 (two responses to one prompt) share an LLM rank.
+  std::vector<orch::index_t> prompt(16);
+  for (std::size_t x = 0; x < prompt.size(); ++x) {
+    prompt[x] = static_cast<orch::index_t>(x / 2);
+  }
+  orch::orchestrate_options grouped;
+  grouped.llm.groups = prompt;
+  const auto sp = orch::orchestrate(table, model, topo, grouped);
+  std::printf("LLM rank of each example:");
+  for (const orch::rank_t r : sp.llm.placement.rank_of_items()) {
+    std::printf(" %d", r);
+  }
+  std::printf("\n");
+  // [/doc:groups]
+
   // [doc:infeasible]
   options.llm = {.max_examples_per_rank = 0, .max_tokens_per_rank = 3'000};
   try {
