@@ -161,6 +161,10 @@ macro(check_output file where)
 endmacro()
 
 file(GLOB_RECURSE pages LIST_DIRECTORIES false "${docs_dir}/*.md")
+# The repository's README quotes examples too (checked when the docs are the repository's).
+if(EXISTS "${ROOT}/README.md" AND DOCS STREQUAL "docs")
+  list(APPEND pages "${ROOT}/README.md")
+endif()
 list(SORT pages)
 set(failures "")
 set(checked 0)

@@ -48,9 +48,14 @@ struct assembly_map {
   std::vector<index_t> sequence_tokens;   ///< per rank: length of its sequence buffer
 
   /// The segments of rank r in target order.
+  /// Throws: orch::invalid_argument (r outside [0, ranks)).
   [[nodiscard]] std::span<const assembly_segment> on_rank(rank_t r) const {
-    const auto b = static_cast<std::size_t>(rank_begin.at(static_cast<std::size_t>(r)));
-    const auto e = static_cast<std::size_t>(rank_begin.at(static_cast<std::size_t>(r) + 1));
+    if (r < 0 || static_cast<std::size_t>(r) + 1 >= rank_begin.size()) {
+      throw_invalid_argument("assembly_map::on_rank: rank ", r, " is outside [0, ",
+                             rank_begin.empty() ? 0 : rank_begin.size() - 1, ")");
+    }
+    const auto b = static_cast<std::size_t>(rank_begin[static_cast<std::size_t>(r)]);
+    const auto e = static_cast<std::size_t>(rank_begin[static_cast<std::size_t>(r) + 1]);
     return std::span<const assembly_segment>(segments).subspan(b, e - b);
   }
 };

@@ -42,26 +42,32 @@ public:
     return cut() ? static_cast<index_t>(media_.size()) : media_items;
   }
   /// The table media item chunk `c` belongs to. Complexity: O(1).
-  [[nodiscard]] index_t media_of(index_t c) const noexcept {
-    return cut() ? media_[static_cast<std::size_t>(c)] : c;
+  /// Throws: orch::invalid_argument (when items were cut: c outside [0, chunks)).
+  [[nodiscard]] index_t media_of(index_t c) const {
+    return cut() ? media_[chunk_at(c, "media_chunks::media_of")] : c;
   }
-  /// First input unit of chunk `c` inside its media item. Complexity: O(1).
-  [[nodiscard]] length_t offset(index_t c) const noexcept {
-    return cut() ? offset_[static_cast<std::size_t>(c)] : 0;
+  /// First input unit of chunk `c` inside its media item. Complexity: O(1). Throws: as media_of.
+  [[nodiscard]] length_t offset(index_t c) const {
+    return cut() ? offset_[chunk_at(c, "media_chunks::offset")] : 0;
   }
   /// Input units of chunk `c` (`table` is the one the chunks were made from). Complexity: O(1).
+  /// Throws: as media_of, or item_table's error for a chunk outside the table.
   [[nodiscard]] length_t length(index_t c, const item_table& table) const {
-    return cut() ? length_[static_cast<std::size_t>(c)] : table.media_length(c);
+    return cut() ? length_[chunk_at(c, "media_chunks::length")] : table.media_length(c);
   }
   /// The first chunk of table media item `m`. Complexity: O(1).
-  [[nodiscard]] index_t first_chunk(index_t m) const noexcept {
-    return cut() ? first_[static_cast<std::size_t>(m)] : m;
+  /// Throws: orch::invalid_argument (when items were cut: m outside [0, media items)).
+  [[nodiscard]] index_t first_chunk(index_t m) const {
+    return cut() ? first_[media_at(m, "media_chunks::first_chunk")] : m;
   }
   /// How many chunks table media item `m` was cut into (1 when it was not cut).
-  /// Complexity: O(1).
-  [[nodiscard]] index_t chunk_count(index_t m) const noexcept {
-    const auto i = static_cast<std::size_t>(m);
-    return cut() ? first_[i + 1] - first_[i] : 1;
+  /// Complexity: O(1). Throws: as first_chunk.
+  [[nodiscard]] index_t chunk_count(index_t m) const {
+    if (!cut()) {
+      return 1;
+    }
+    const std::size_t i = media_at(m, "media_chunks::chunk_count");
+    return first_[i + 1] - first_[i];
   }
 
   /// Cuts every media item of `table` by its field's chunk_length in `model` (fields the
@@ -138,6 +144,19 @@ public:
   }
 
 private:
+  [[nodiscard]] std::size_t chunk_at(index_t c, const char* where) const {
+    if (c < 0 || c >= static_cast<index_t>(media_.size())) {
+      throw_invalid_argument(where, ": chunk ", c, " is outside [0, ", media_.size(), ")");
+    }
+    return static_cast<std::size_t>(c);
+  }
+  [[nodiscard]] std::size_t media_at(index_t m, const char* where) const {
+    if (m < 0 || m + 1 >= static_cast<index_t>(first_.size())) {
+      throw_invalid_argument(where, ": media item ", m, " is outside [0, ", first_.size() - 1, ")");
+    }
+    return static_cast<std::size_t>(m);
+  }
+
   /// Chunks of an item of length l under window w (0: no window).
   [[nodiscard]] static length_t pieces(length_t l, length_t w) noexcept {
     return w > 0 && l > w ? detail::ceil_div(l, w) : 1;

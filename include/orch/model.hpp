@@ -48,7 +48,7 @@ struct media_field {
 struct encoder_model {
   std::string name;                ///< phase name in metrics and plans ("vision", "audio")
   std::vector<media_field> fields; ///< media fields it consumes ("image", "video"; "audio")
-  attention_cost cost;             ///< cost of one forward (an item or a chunk) of length l
+  attention_cost cost{};           ///< cost of one forward (an item or a chunk) of length l
   /// Output tokens of a forward of input length l: ceil(l / output_divisor) + output_extra
   /// (a 2×2 patch merge divides by 4; audio pooling by 2; extra for begin/end markers). A
   /// chunked item emits this per chunk, in chunk order: each window carries its own markers.
@@ -73,7 +73,7 @@ struct encoder_model {
 /// The LLM backbone: one sequence per example, text tokens plus every encoder's output tokens.
 struct llm_model {
   std::string name = "llm";
-  attention_cost cost;              ///< cost of a sequence of l tokens
+  attention_cost cost{};            ///< cost of a sequence of l tokens
   bytes_t text_bytes_per_token = 8; ///< bytes per text token moved owner → LLM (id + label)
 };
 
@@ -81,7 +81,7 @@ struct llm_model {
 /// are in <orch/model_presets.hpp>.
 struct model_description {
   std::vector<encoder_model> encoders;
-  llm_model llm;
+  llm_model llm{};
 
   /// Index of the encoder consuming `field`, or -1 when no encoder does.
   /// Complexity: O(fields of all encoders).

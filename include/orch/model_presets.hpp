@@ -55,12 +55,17 @@ struct transformer_shape {
 /// FLOPs one cost unit of the presets stands for: costs are forward kFLOPs.
 inline constexpr std::int64_t preset_cost_unit_flops = 1000;
 
-namespace detail {
-
-/// flops / unit rounded to the nearest integer, halves away from zero (flops ≥ 0).
-[[nodiscard]] constexpr cost_t flop_units(std::int64_t flops, std::int64_t unit) noexcept {
-  return (flops + unit / 2) / unit;
+/// `flops` in cost units of `unit` FLOPs, rounded to the nearest integer (halves up): how the
+/// presets turn the FLOP formulas into cost coefficients; use it for a model of your own.
+/// Complexity: O(1). Throws: orch::invalid_argument (flops < 0 or unit ≤ 0), orch::overflow.
+[[nodiscard]] inline cost_t flop_units(std::int64_t flops, std::int64_t unit) {
+  if (flops < 0 || unit <= 0) {
+    throw_invalid_argument("flop_units: need flops ≥ 0 and unit > 0, got ", flops, " and ", unit);
+  }
+  return detail::checked_add(flops, unit / 2, "flop_units") / unit;
 }
+
+namespace detail {
 
 /// The presets' backbones (Qwen2 architecture, as in the OrchMLLM paper's models).
 struct preset_backbone {

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <orch/detail/checked.hpp>
 #include <orch/quality.hpp>
 
 #include <support/generators.hpp>
@@ -121,4 +122,14 @@ TEST_CASE("lower_bound: one-pass sum agrees with the checked walk, errors includ
   CHECK(outcome({orch::max_cost, 1, -1}, 2) == "overflow");
   CHECK(outcome({1, -1, orch::max_cost, 1}, 2) ==
         "invalid: lower_bound: item 1 has negative cost -1");
+}
+
+TEST_CASE("int128_string prints every 128-bit integer in decimal") {
+  using orch::detail::int128;
+  CHECK(orch::detail::int128_string(0) == "0");
+  CHECK(orch::detail::int128_string(-7) == "-7");
+  CHECK(orch::detail::int128_string(int128{1} << 64) == "18446744073709551616");
+  const int128 most = ~(static_cast<int128>(1) << 127);
+  CHECK(orch::detail::int128_string(most) == "170141183460469231731687303715884105727");
+  CHECK(orch::detail::int128_string(-most - 1) == "-170141183460469231731687303715884105728");
 }

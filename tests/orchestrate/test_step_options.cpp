@@ -475,3 +475,28 @@ TEST_CASE("LLM groups: a prompt's responses share an LLM rank under every strate
                       t, model, topo, {.llm = {.max_tokens_per_rank = 5000, .groups = one_group}}),
                   orch::infeasible);
 }
+
+TEST_CASE("accessors of chunks and the assembly name a bad index") {
+  const auto model = small_model(100);
+  orch::item_table t;
+  const std::vector<orch::media_spec> clip{{"audio", 250, 0}};
+  t.add_example(0, 0, 5, clip);
+  const auto sp = orch::orchestrate(t, model, orch::topology::uniform(2, 2));
+  REQUIRE(sp.chunks.cut());
+  CHECK(sp.chunks.chunk_count(0) == 3);
+  CHECK_THROWS_WITH_AS((void)sp.chunks.media_of(3),
+                       "media_chunks::media_of: chunk 3 is outside [0, 3)", orch::invalid_argument);
+  CHECK_THROWS_WITH_AS((void)sp.chunks.first_chunk(1),
+                       "media_chunks::first_chunk: media item 1 is outside [0, 1)",
+                       orch::invalid_argument);
+  CHECK_THROWS_WITH_AS((void)sp.assembly.on_rank(2),
+                       "assembly_map::on_rank: rank 2 is outside [0, 2)", orch::invalid_argument);
+  orch::orchestrate_options grouped;
+  const std::vector<index_t> groups{0};
+  grouped.partition.groups = groups;
+  CHECK(has(message_of(t, model, orch::topology::uniform(2, 2), grouped),
+            "options.partition.groups is not supported"));
+  CHECK(orch::flop_units(1499, 1000) == 1);
+  CHECK(orch::flop_units(1500, 1000) == 2);
+  CHECK_THROWS_AS((void)orch::flop_units(-1, 1000), orch::invalid_argument);
+}

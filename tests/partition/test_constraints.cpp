@@ -113,6 +113,13 @@ TEST_CASE("constraints: infeasible limits throw orch::infeasible naming the limi
   res.second_resource = heavy;
   m = message_of([&] { (void)orch::constrained_lpt(c, 3, res); });
   CHECK(contains(m, "second_capacity = 8"));
+  // Large totals print as integers (a floating cast printed 4.2e+07).
+  const std::vector<cost_t> huge(7, 6'000'000);
+  res.second_resource = huge;
+  res.second_capacity = 10'000'000;
+  m = message_of([&] { (void)orch::constrained_lpt(c, 3, res); });
+  CHECK(contains(m, "the items need 42000000 of the second resource in total, above 3 bins × "
+                    "second_capacity = 10000000"));
 }
 
 TEST_CASE("constraints: malformed ones are invalid arguments") {

@@ -62,13 +62,14 @@ inline void check_options(const orchestrate_options& options) {
                          : !p.second_resource.empty() || p.second_capacity != 0
                              ? "second_resource / second_capacity"
                          : !p.speeds.empty() ? "speeds"
+                         : !p.groups.empty() ? "groups"
                                              : nullptr;
   if (rejected != nullptr) {
     throw_invalid_argument(
         "orchestrate: options.partition.", rejected,
         " is not supported: it would apply to every phase, whose items differ, and the "
-        "locality placement cannot honour it (per-rank limits of the LLM phase are "
-        "options.llm.max_examples_per_rank and options.llm.max_tokens_per_rank)");
+        "locality placement cannot honour it (per-rank limits and keep-together groups of the "
+        "LLM phase are options.llm.max_examples_per_rank, max_tokens_per_rank and groups)");
   }
   if (p.time_limit_ms != 0) {
     throw_invalid_argument("orchestrate: options.partition.time_limit_ms = ", p.time_limit_ms,

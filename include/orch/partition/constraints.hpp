@@ -107,7 +107,7 @@ struct bin_rules {
       total += v;
     }
     if (total > static_cast<int128>(c.second_capacity) * k) {
-      throw_infeasible(where, ": the items need ", static_cast<long double>(total),
+      throw_infeasible(where, ": the items need ", int128_string(total),
                        " of the second resource in total, above ", k,
                        " bins × second_capacity = ", c.second_capacity);
     }
