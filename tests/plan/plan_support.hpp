@@ -152,6 +152,23 @@ inline std::vector<rank_t> random_ranks(std::mt19937_64& rng, std::size_t n, ran
   return out;
 }
 
+/// A seeded plan for the one-rank helpers' tests: 1 to 9 ranks, some of them empty on either
+/// side; item sizes are `unit` × (0 with probability 1/4, else 1..max_units), so zero-byte
+/// items occur and every size is a multiple of `unit`.
+inline exchange_plan random_unit_plan(std::uint64_t seed, bytes_t unit, std::int64_t max_units) {
+  std::mt19937_64 rng(seed);
+  const auto ranks = static_cast<rank_t>(uniform_int(rng, 1, 9));
+  const auto n = static_cast<std::size_t>(uniform_int(rng, 0, 5 * ranks));
+  std::vector<bytes_t> bytes(n);
+  for (auto& b : bytes) {
+    b = unit * (uniform_int(rng, 0, 3) == 0 ? 0 : uniform_int(rng, 1, max_units));
+  }
+  const auto active = [&] { return static_cast<rank_t>(uniform_int(rng, 1, ranks)); };
+  const auto from = random_layout(rng, random_ranks(rng, n, ranks, active()), ranks);
+  const auto to = random_layout(rng, random_ranks(rng, n, ranks, active()), ranks);
+  return make_plan(from, to, bytes);
+}
+
 /// Structural invariants of a plan, checked against its layouts: every rank's send entries
 /// are its `from` items grouped by destination peer (ascending), then destination slot, laid
 /// back to back; receive entries mirror the senders' chunks; pairs agree on both sides.

@@ -28,19 +28,7 @@ namespace {
 
 // A seeded plan: 1 to 9 ranks, some of them empty on either side, zero-byte items.
 orch::exchange_plan random_plan(std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  const auto ranks = static_cast<rank_t>(orch::test::uniform_int(rng, 1, 9));
-  const auto n = static_cast<std::size_t>(orch::test::uniform_int(rng, 0, 5 * ranks));
-  std::vector<bytes_t> bytes(n);
-  for (auto& b : bytes) {
-    b = orch::test::uniform_int(rng, 0, 3) == 0 ? 0 : orch::test::uniform_int(rng, 1, 200);
-  }
-  const auto active = [&] { return static_cast<rank_t>(orch::test::uniform_int(rng, 1, ranks)); };
-  const auto from =
-      orch::test::random_layout(rng, orch::test::random_ranks(rng, n, ranks, active()), ranks);
-  const auto to =
-      orch::test::random_layout(rng, orch::test::random_ranks(rng, n, ranks, active()), ranks);
-  return orch::make_plan(from, to, bytes);
+  return orch::test::random_unit_plan(seed, 1, 200);
 }
 
 // Every item's payload, regenerated from (item, byte) as the plan tests do.

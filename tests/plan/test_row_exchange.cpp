@@ -27,24 +27,6 @@ namespace {
 
 using row = std::pair<index_t, index_t>; // (item, row within the item)
 
-// A seeded plan of item sizes that are multiples of `bpr`: 1 to 9 ranks, empty ranks and
-// zero-row items included.
-orch::exchange_plan random_row_plan(std::uint64_t seed, bytes_t bpr) {
-  std::mt19937_64 rng(seed);
-  const auto ranks = static_cast<rank_t>(orch::test::uniform_int(rng, 1, 9));
-  const auto n = static_cast<std::size_t>(orch::test::uniform_int(rng, 0, 5 * ranks));
-  std::vector<bytes_t> bytes(n);
-  for (auto& b : bytes) {
-    b = bpr * (orch::test::uniform_int(rng, 0, 3) == 0 ? 0 : orch::test::uniform_int(rng, 1, 20));
-  }
-  const auto active = [&] { return static_cast<rank_t>(orch::test::uniform_int(rng, 1, ranks)); };
-  const auto from =
-      orch::test::random_layout(rng, orch::test::random_ranks(rng, n, ranks, active()), ranks);
-  const auto to =
-      orch::test::random_layout(rng, orch::test::random_ranks(rng, n, ranks, active()), ranks);
-  return orch::make_plan(from, to, bytes);
-}
-
 // Rank r's rows in slot order of `l`.
 std::vector<row> rows_on(const orch::layout& l, std::span<const bytes_t> bytes, bytes_t bpr,
                          rank_t r) {
@@ -64,7 +46,7 @@ TEST_CASE("make_row_exchange: gather, all_to_all_single, gather deliver the plan
   int identity_unpacks = 0;
   for (std::uint64_t seed = 1; seed <= 300; ++seed) {
     const bytes_t bpr = seed % 3 == 0 ? 1 : 8;
-    const auto plan = random_row_plan(seed, bpr);
+    const auto plan = orch::test::random_unit_plan(seed, bpr, 20);
     CAPTURE(seed);
     const auto ranks = static_cast<std::size_t>(plan.ranks());
     std::vector<orch::row_exchange> xs;
