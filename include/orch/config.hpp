@@ -30,6 +30,18 @@
 #endif
 #endif
 
+/// ORCH_COMPILED selects compiled mode; linking the CMake target orch::compiled defines it
+/// (see docs/benchmarks.md, "Compile cost"). In that mode the headers only declare the heavy
+/// non-template entry points (orch::orchestrate), which the orch_compiled library defines
+/// once; without it (the default) orch is header-only and ORCH_INLINE makes those definitions
+/// inline. The declaration is the same in both modes; define ORCH_COMPILED in every TU of a
+/// program or in none.
+#ifdef ORCH_COMPILED
+#define ORCH_INLINE
+#else
+#define ORCH_INLINE inline
+#endif
+
 namespace orch {
 
 /// Version of the headers in use, as major * 10000 + minor * 100 + patch.

@@ -1,40 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 /// The MLLM global orchestrator: one balanced layout per phase (each encoder, the LLM), the
 /// exchange plans between phases composed into single hops, their inverses, the assembly map.
+///
+/// Header-only by default: the definition (orch/detail/orchestrate_impl.hpp) is included at
+/// the end, inline. In compiled mode (ORCH_COMPILED, set by linking orch::compiled) this
+/// header only declares orchestrate(), the library defines it once, and a TU that includes
+/// this header parses the step-plan types, not the partitioners and placers behind them.
 #pragma once
 
-#include <orch/assembly.hpp>
 #include <orch/config.hpp>
-#include <orch/detail/checked.hpp>
-#include <orch/detail/hash.hpp>
-#include <orch/detail/keep_local.hpp>
-#include <orch/detail/node_first.hpp>
-#include <orch/detail/parallel.hpp>
-#include <orch/detail/step_inputs.hpp>
-#include <orch/detail/step_layouts.hpp>
-#include <orch/detail/step_phases.hpp>
 #include <orch/item_table.hpp>
-#include <orch/layout.hpp>
-#include <orch/locality.hpp>
-#include <orch/media_chunks.hpp>
 #include <orch/model.hpp>
-#include <orch/partition/partition.hpp>
-#include <orch/plan.hpp>
-#include <orch/quality.hpp>
 #include <orch/step_plan.hpp>
-#include <orch/strategy.hpp>
 #include <orch/topology.hpp>
-#include <orch/types.hpp>
-
-#include <algorithm>
-#include <array>
-#include <cstddef>
-#include <cstdint>
-#include <functional>
-#include <span>
-#include <string>
-#include <string_view>
-#include <vector>
 
 namespace orch {
 
@@ -69,221 +47,15 @@ namespace orch {
 /// example by index, owner rank and local index; an option orchestrate cannot honour, naming
 /// it), orch::infeasible (options.llm limits no placement meets, naming the limit),
 /// orch::overflow (naming the phase and the example).
-[[nodiscard]] inline step_plan orchestrate(const item_table& user_table,
-                                           const model_description& model, const topology& topo,
-                                           const orchestrate_options& options = {}) {
-  detail::check_options(options);
-  model.validate();
-  const rank_t ranks = topo.ranks();
-  user_table.validate(ranks);
-  step_plan sp;
-  // Chunked media: the planned table has one media item per chunk (the user's own when no
-  // item is cut, without a copy).
-  sp.chunks = media_chunks::make(user_table, model);
-  const item_table chunked = sp.chunks.cut() ? sp.chunks.apply(user_table) : item_table{};
-  const item_table& table = sp.chunks.cut() ? chunked : user_table;
-  auto in = detail::resolve_inputs(table, model, options.threads);
-  const std::size_t encoders = model.encoders.size();
-  const strategy strat = options.strategy;
-  const bool balanced = strat == strategy::per_phase || strat == strategy::orch;
-  const auto owners = table.owners();
-
-  sp.strategy = strat;
-  sp.encoders.resize(encoders);
-  std::vector<std::vector<rank_t>> rank_of(encoders + 1); // per phase, per item
-  std::vector<std::uint64_t> plan_hash(2 * encoders + 1);
-  std::vector<layout> owner_media;     // per encoder: its items on their example's owner
-  std::vector<layout> feature_layouts; // per encoder: its items on their example's LLM rank
-  std::uint64_t assembly_hash = 0;
-  const auto& llm = sp.llm;
-  const auto& llm_rank = rank_of[encoders];
-  const detail::item_describer example_name = [&](std::size_t x) {
-    return detail::describe_example(user_table, static_cast<index_t>(x));
-  };
-  const auto chunk_name = [&](std::size_t e) -> detail::item_describer {
-    return [&, e](std::size_t i) {
-      const index_t c = in.encoder_media[e][i];
-      const index_t m = sp.chunks.media_of(c);
-      return detail::describe_example(user_table, in.encoders[e].example[i]) + ", media item " +
-             std::to_string(m) + (sp.chunks.cut() ? ", chunk " + std::to_string(c) : "");
-    };
-  };
-
-  // ---- the tasks: each writes only its own part of `sp` ----
-  const auto llm_phase = [&] {
-    phase_result& ph = sp.llm;
-    ph.name = model.llm.name;
-    ph.costs = std::move(in.llm_costs);
-    if (strat == strategy::none) {
-      if (options.llm.any()) {
-        detail::check_owner_limits(owners, in.sequence_length, ranks, options.llm);
-      }
-      rank_of[encoders] = detail::follow_phase(ph, sp.owner_examples, example_name);
-      return;
-    }
-    // What stays on the owner saves its text and its features.
-    std::vector<bytes_t> stay;
-    if (strat == strategy::orch) {
-      stay.resize(in.text_bytes.size());
-      for (std::size_t x = 0; x < stay.size(); ++x) {
-        stay[x] = detail::checked_add(in.text_bytes[x], in.example_feature_bytes[x],
-                                      "orchestrate: bytes");
-      }
-    }
-    orchestrate_options o = options;
-    o.strategy = strat == strategy::llm_only ? strategy::per_phase : strat;
-    if (options.llm.any()) {
-      rank_of[encoders] =
-          detail::limited_llm_phase(ph, owners, stay, in.sequence_length, topo, o, example_name);
-      return;
-    }
-    // Nothing else of length runs beside the LLM phase under orch: its nodes get every thread.
-    rank_of[encoders] =
-        detail::balance_phase(ph, owners, stay, topo, o, options.threads, example_name);
-  };
-  const auto encoder_phase = [&](std::size_t e) {
-    const auto& items = in.encoders[e];
-    phase_result& ph = sp.encoders[e].phase;
-    ph.name = model.encoders[e].name;
-    ph.costs = items.costs;
-    if (!balanced) {
-      // none / llm_only: the encoder runs where its example is (owner, LLM rank).
-      rank_of[e] = detail::follow_phase(
-          ph, strat == strategy::none ? owner_media[e] : feature_layouts[e], chunk_name(e));
-      return;
-    }
-    std::vector<rank_t> home;
-    std::vector<bytes_t> stay;
-    if (strat == strategy::orch) {
-      // Items stay on their owner, where their raw input is; when the LLM keeps the example
-      // there too, staying also saves the features. (Preferring the LLM rank of moved
-      // examples, whose features are larger than the input, moves fewer bytes in all but
-      // sends more across nodes on the bundled trace: 17.7 vs 14.0 GB per step at 512 ranks.)
-      home.resize(ph.costs.size());
-      stay.resize(ph.costs.size());
-      for (std::size_t i = 0; i < home.size(); ++i) {
-        const auto x = static_cast<std::size_t>(items.example[i]);
-        home[i] = owners[x];
-        stay[i] = llm_rank[x] == owners[x]
-                      ? detail::checked_add(items.input_bytes[i], items.feature_bytes[i],
-                                            "orchestrate: bytes")
-                      : items.input_bytes[i];
-      }
-    }
-    rank_of[e] = detail::balance_phase(ph, home, stay, topo, options, 1, chunk_name(e));
-  };
-  const auto inputs_exchange = [&](std::size_t e) {
-    const auto& ph = sp.encoders[e].phase;
-    auto& input_bytes = in.encoders[e].input_bytes;
-    const auto from = owner_media[e].rank_of_items();
-    const bytes_t bound =
-        inter_node_lower_bound(ph.costs, from, input_bytes, topo, ph.balance.max_load);
-    // The encoder's phase (the only other reader) is done: the plan takes the array.
-    sp.encoders[e].inputs =
-        detail::make_exchange(model.encoders[e].name + ".inputs", owner_media[e], ph.placement,
-                              std::move(input_bytes), topo, bound);
-    plan_hash[2 * e] = sp.encoders[e].inputs.forward.hash();
-  };
-  const auto features_exchange = [&](std::size_t e) {
-    sp.encoders[e].features =
-        detail::make_exchange(model.encoders[e].name + ".features", sp.encoders[e].phase.placement,
-                              feature_layouts[e], in.encoders[e].feature_bytes, topo, 0);
-    plan_hash[2 * e + 1] = sp.encoders[e].features.forward.hash();
-  };
-  const auto assemble = [&] {
-    sp.assembly = build_assembly(table, llm.placement, feature_layouts, in.encoder_media,
-                                 in.media_encoder, in.output_tokens);
-    // One hash per field: four independent multiply chains run side by side, where one
-    // chain over every field in turn waits on each multiply (~5 segments per example).
-    std::array<detail::word_hash, 4> fields;
-    for (const auto& seg : sp.assembly.segments) {
-      fields[0].add_signed(seg.source);
-      fields[1].add_signed(seg.source_token);
-      fields[2].add_signed(seg.target_token);
-      fields[3].add_signed(seg.tokens);
-    }
-    detail::word_hash h;
-    for (const auto& f : fields) {
-      h.add(f.value());
-    }
-    assembly_hash = h.value();
-  };
-  const auto text_exchange = [&] {
-    const bytes_t bound =
-        inter_node_lower_bound(llm.costs, owners, in.text_bytes, topo, llm.balance.max_load);
-    sp.text = detail::make_exchange("text", sp.owner_examples, llm.placement,
-                                    {in.text_bytes.begin(), in.text_bytes.end()}, topo, bound);
-    plan_hash.back() = sp.text.forward.hash();
-  };
-  const auto feature_route = [&] {
-    // Feature bytes leaving their GPU: direct (encoder → LLM) vs via the owner.
-    for (std::size_t e = 0; e < encoders; ++e) {
-      const auto& items = in.encoders[e];
-      for (std::size_t i = 0; i < items.costs.size(); ++i) {
-        const auto x = static_cast<std::size_t>(items.example[i]);
-        const bytes_t b = items.feature_bytes[i];
-        const rank_t at = rank_of[e][i];
-        sp.feature_bytes_direct += at != llm_rank[x] ? b : 0;
-        sp.feature_bytes_two_hop += (at != owners[x] ? b : 0) + (owners[x] != llm_rank[x] ? b : 0);
-      }
-    }
-  };
-
-  // ---- the graph: a task starts once what it reads is done; among ready tasks the one
-  // listed first starts first, so the long chains (the LLM phase, then the encoder phases)
-  // are listed first ----
-  detail::task_graph graph;
-  const std::size_t owner_task =
-      graph.add([&] { sp.owner_examples = detail::owner_layout(table, ranks); });
-  const std::size_t llm_task =
-      strat == strategy::none ? graph.add(llm_phase, {owner_task}) : graph.add(llm_phase);
-  std::vector<std::size_t> encoder_task(encoders);
-  // per_phase balances the encoders beside the LLM; orch places them once the LLM ranks
-  // (where their features go) are known.
-  for (std::size_t e = 0; e < encoders && balanced; ++e) {
-    encoder_task[e] = strat == strategy::per_phase
-                          ? graph.add([&, e] { encoder_phase(e); })
-                          : graph.add([&, e] { encoder_phase(e); }, {llm_task});
-  }
-  const std::size_t owner_media_task = graph.add(
-      [&] { owner_media = detail::media_layouts_following(table, in, sp.owner_examples); },
-      {owner_task});
-  // Each encoder's media on the LLM rank of their example (the LLM-side feature buffers).
-  const std::size_t feature_layout_task = graph.add(
-      [&] { feature_layouts = detail::media_layouts_following(table, in, llm.placement); },
-      {llm_task});
-  graph.add(assemble, {feature_layout_task});
-  graph.add(text_exchange, {llm_task, owner_task});
-  for (std::size_t e = 0; e < encoders && !balanced; ++e) {
-    encoder_task[e] = graph.add([&, e] { encoder_phase(e); },
-                                {strat == strategy::none ? owner_media_task : feature_layout_task});
-  }
-  for (std::size_t e = 0; e < encoders; ++e) {
-    graph.add([&, e] { inputs_exchange(e); }, {encoder_task[e], owner_media_task});
-    graph.add([&, e] { features_exchange(e); }, {encoder_task[e], feature_layout_task});
-  }
-  std::vector<std::size_t> route_after(encoder_task);
-  route_after.push_back(llm_task);
-  graph.add(feature_route, route_after);
-  graph.run(options.threads);
-
-  for (std::size_t e = 0; e < encoders; ++e) {
-    sp.encoders[e].phase.items = std::move(in.encoder_media[e]);
-    sp.encoders[e].owner_media = std::move(owner_media[e]);
-    sp.encoders[e].feature_layout = std::move(feature_layouts[e]);
-  }
-  sp.media_encoder = std::move(in.media_encoder);
-  sp.output_tokens = std::move(in.output_tokens);
-  sp.sequence_length = std::move(in.sequence_length);
-
-  detail::word_hash h;
-  h.add(static_cast<std::uint64_t>(strat));
-  for (const std::uint64_t ph : plan_hash) {
-    h.add(ph);
-  }
-  h.add(assembly_hash);
-  sp.hash = h.value();
-  return sp;
-}
+[[nodiscard]] ORCH_INLINE step_plan orchestrate(const item_table& user_table,
+                                                const model_description& model,
+                                                const topology& topo,
+                                                const orchestrate_options& options = {});
 
 } // namespace orch
+
+// Last, so that the definition follows the declaration above (the pattern of fmt's
+// format-inl.h); in compiled mode orch::compiled holds the definition instead.
+#ifndef ORCH_COMPILED
+#include <orch/detail/orchestrate_impl.hpp>
+#endif
