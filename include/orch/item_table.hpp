@@ -26,6 +26,20 @@ struct media_spec {
   length_t text_position = 0; ///< text tokens before this item; non-decreasing in an example
 };
 
+/// A whole table as columns, for item_table::from_columns: one entry per example in the
+/// first three, one per media item in the others. Media items are grouped by example in
+/// example order (media_example non-decreasing), each example's in sequence order;
+/// media_field holds indices into the field-name list passed beside the columns.
+struct item_columns {
+  std::span<const rank_t> owner;
+  std::span<const index_t> local_index;
+  std::span<const length_t> text_tokens;
+  std::span<const index_t> media_example;
+  std::span<const std::int32_t> media_field;
+  std::span<const length_t> media_length;
+  std::span<const length_t> media_text_position;
+};
+
 /// Examples and their media in compressed rows: media of example e are
 /// [media_begin(e), media_end(e)) in the order they appear in the example, which is the order
 /// their encoder outputs take in the example's LLM sequence.
@@ -117,6 +131,31 @@ public:
     return e;
   }
 
+  /// The open table whose examples are the rows of `columns`, media field codes naming
+  /// `field_names`: the same table (and field ids) as add_example called for every example in
+  /// order with its media, in one call (bindings pass whole arrays without a per-example loop).
+  /// Complexity: O(examples + media · fields).
+  /// Throws: orch::invalid_argument naming the column or the item (per-example or per-media
+  /// columns of different lengths, a media example outside [0, examples) or below the
+  /// previous one, a field code outside [0, field_names.size())), and whatever add_example
+  /// throws, naming the example.
+  [[nodiscard]] static item_table from_columns(const item_columns& columns,
+                                               std::span<const std::string> field_names) {
+    item_table t;
+    t.append_columns(columns, field_names);
+    return t;
+  }
+
+  /// from_columns into a table made for `model` (only its fields accepted, ids in its order).
+  /// Complexity, Throws: as above.
+  [[nodiscard]] static item_table from_columns(const item_columns& columns,
+                                               std::span<const std::string> field_names,
+                                               const model_description& model) {
+    item_table t(model);
+    t.append_columns(columns, field_names);
+    return t;
+  }
+
   [[nodiscard]] index_t examples() const noexcept { return static_cast<index_t>(owner_.size()); }
   [[nodiscard]] index_t media_items() const noexcept {
     return static_cast<index_t>(media_field_.size());
@@ -195,6 +234,56 @@ public:
   }
 
 private:
+  void append_columns(const item_columns& c, std::span<const std::string> field_names) {
+    const std::size_t n = c.owner.size();
+    const std::size_t media = c.media_example.size();
+    if (c.local_index.size() != n || c.text_tokens.size() != n) {
+      throw_invalid_argument("item_table::from_columns: ", n, " owners but ", c.local_index.size(),
+                             " local indices and ", c.text_tokens.size(), " text lengths");
+    }
+    if (c.media_field.size() != media || c.media_length.size() != media ||
+        c.media_text_position.size() != media) {
+      throw_invalid_argument("item_table::from_columns: ", media, " media examples but ",
+                             c.media_field.size(), " fields, ", c.media_length.size(),
+                             " lengths and ", c.media_text_position.size(), " text positions");
+    }
+    for (std::size_t m = 0; m < media; ++m) {
+      const index_t e = c.media_example[m];
+      if (e < 0 || static_cast<std::size_t>(e) >= n) {
+        throw_invalid_argument("item_table::from_columns: media item ", m, " has example ", e,
+                               ", outside [0, ", n, ")");
+      }
+      if (m > 0 && e < c.media_example[m - 1]) {
+        throw_invalid_argument("item_table::from_columns: media item ", m, " has example ", e,
+                               " after media of example ", c.media_example[m - 1],
+                               " (media are grouped by example in example order)");
+      }
+      const std::int32_t f = c.media_field[m];
+      if (f < 0 || static_cast<std::size_t>(f) >= field_names.size()) {
+        throw_invalid_argument("item_table::from_columns: media item ", m, " has field code ", f,
+                               ", outside [0, ", field_names.size(), ") of the field names");
+      }
+    }
+    owner_.reserve(owner_.size() + n);
+    local_.reserve(local_.size() + n);
+    text_.reserve(text_.size() + n);
+    media_begin_.reserve(media_begin_.size() + n);
+    media_field_.reserve(media_field_.size() + media);
+    media_length_.reserve(media_length_.size() + media);
+    media_position_.reserve(media_position_.size() + media);
+    media_example_.reserve(media_example_.size() + media);
+    std::vector<media_spec> specs;
+    std::size_t m = 0;
+    for (std::size_t e = 0; e < n; ++e) {
+      specs.clear();
+      for (; m < media && static_cast<std::size_t>(c.media_example[m]) == e; ++m) {
+        specs.push_back({field_names[static_cast<std::size_t>(c.media_field[m])], c.media_length[m],
+                         c.media_text_position[m]});
+      }
+      static_cast<void>(add_example(c.owner[e], c.local_index[e], c.text_tokens[e], specs));
+    }
+  }
+
   std::int32_t intern(std::string_view field) {
     for (std::size_t f = 0; f < fields_.size(); ++f) {
       if (fields_[f] == field) {
