@@ -24,6 +24,48 @@ namespace orch::python {
 namespace nb = nanobind;
 using namespace nanobind::literals;
 
+/// A Python argument passed through as the object it is (converted by the binding), whose
+/// type in the signature and the stubs is `Tag::name` (e.g. numpy.typing.ArrayLike).
+template <class Tag>
+struct py_arg {
+  nb::object obj;
+  [[nodiscard]] bool is_none() const { return obj.is_none(); }
+  operator nb::handle() const { return obj; } // NOLINT(google-explicit-constructor)
+};
+
+struct array_tag {
+  static constexpr auto name = nb::detail::const_name("numpy.typing.ArrayLike");
+};
+struct arrays_tag {
+  static constexpr auto name =
+      nb::detail::const_name("collections.abc.Sequence[numpy.typing.ArrayLike]");
+};
+struct names_tag {
+  static constexpr auto name = nb::detail::const_name("collections.abc.Sequence[str]");
+};
+struct fields_tag {
+  static constexpr auto name =
+      nb::detail::const_name("collections.abc.Sequence[str | tuple[str, int]]");
+};
+struct media_tag {
+  static constexpr auto name =
+      nb::detail::const_name("collections.abc.Sequence[tuple[str, int, int]]");
+};
+struct algorithm_tag {
+  static constexpr auto name = nb::detail::const_name("PartitionAlgorithm | str");
+};
+struct strategy_tag {
+  static constexpr auto name = nb::detail::const_name("Strategy | str");
+};
+/// An integer array-like (converted by to_array).
+using array_like = py_arg<array_tag>;
+using arrays_like = py_arg<arrays_tag>;
+using names_like = py_arg<names_tag>;
+using fields_like = py_arg<fields_tag>;
+using media_like = py_arg<media_tag>;
+using algorithm_like = py_arg<algorithm_tag>;
+using strategy_like = py_arg<strategy_tag>;
+
 /// A 1-D numpy array returned to Python.
 template <class T>
 using array_out = nb::ndarray<nb::numpy, T, nb::ndim<1>>;
@@ -135,3 +177,19 @@ void bind_table(nb::module_& m);
 void bind_step(nb::module_& m);
 
 } // namespace orch::python
+
+namespace nanobind::detail {
+
+template <class Tag>
+struct type_caster<orch::python::py_arg<Tag>> {
+  NB_TYPE_CASTER(orch::python::py_arg<Tag>, Tag::name)
+  bool from_python(handle src, uint8_t, cleanup_list*) noexcept {
+    value.obj = borrow(src);
+    return true;
+  }
+  static handle from_cpp(const orch::python::py_arg<Tag>& v, rv_policy, cleanup_list*) noexcept {
+    return v.obj.inc_ref();
+  }
+};
+
+} // namespace nanobind::detail

@@ -28,17 +28,17 @@ void def_cost_calls(nb::class_<Model>& cls) {
          nb::arg("length"), "Cost of one length.")
       .def(
           "__call__",
-          [](const Model& model, nb::handle lengths) {
+          [](const Model& model, array_like lengths) {
             const auto in = to_array<length_t>(lengths, "lengths");
             return to_numpy(compute_costs(model, in.span));
           },
           nb::arg("lengths"), "Costs of an array of lengths (int64 in, int64 out).");
 }
 
-partition_result run_partition(nb::handle costs, rank_t bins, nb::handle algorithm,
+partition_result run_partition(array_like costs, rank_t bins, algorithm_like algorithm,
                                index_t max_items_per_bin, bool equal_counts,
-                               nb::handle second_resource, cost_t second_capacity,
-                               nb::handle speeds, nb::handle groups, std::int64_t work_budget,
+                               array_like second_resource, cost_t second_capacity,
+                               array_like speeds, array_like groups, std::int64_t work_budget,
                                std::int64_t tolerance_ppm, double time_limit_ms) {
   const auto c = to_array<cost_t>(costs, "costs");
   partition_options o;
@@ -144,14 +144,14 @@ void bind_partition(nb::module_& m) {
 
   m.def(
       "lower_bound",
-      [](nb::handle costs, rank_t bins) {
+      [](array_like costs, rank_t bins) {
         const auto c = to_array<cost_t>(costs, "costs");
         return lower_bound(c.span, bins);
       },
       nb::arg("costs"), nb::arg("bins"), "max(ceil(sum / bins), max cost).");
   m.def(
       "bin_loads",
-      [](nb::handle costs, nb::handle bin_of, rank_t bins) {
+      [](array_like costs, array_like bin_of, rank_t bins) {
         const auto c = to_array<cost_t>(costs, "costs");
         const auto b = to_array<rank_t>(bin_of, "bin_of");
         return to_numpy(bin_loads(c.span, b.span, bins));
@@ -161,7 +161,7 @@ void bind_partition(nb::module_& m) {
   // Micro-batches (orch/partition/microbatch.hpp).
   m.def(
       "min_microbatches",
-      [](nb::handle tokens, cost_t cap, std::int64_t work_budget) {
+      [](array_like tokens, cost_t cap, std::int64_t work_budget) {
         const auto t = to_array<cost_t>(tokens, "tokens");
         nb::gil_scoped_release release;
         return min_microbatches(t.span, cap, {.work_budget = work_budget});
@@ -170,14 +170,14 @@ void bind_partition(nb::module_& m) {
       "The smallest micro-batch count whose token totals can each stay within `cap`.");
   m.def(
       "common_microbatches",
-      [](nb::handle per_rank) {
+      [](array_like per_rank) {
         const auto p = to_array<index_t>(per_rank, "per_rank");
         return common_microbatches(p.span);
       },
       nb::arg("per_rank"), "The micro-batch count every rank runs: the largest of the minima.");
   m.def(
       "split_microbatches",
-      [](nb::handle costs, nb::handle tokens, cost_t cap, index_t count, std::int64_t work_budget) {
+      [](array_like costs, array_like tokens, cost_t cap, index_t count, std::int64_t work_budget) {
         const auto c = to_array<cost_t>(costs, "costs");
         const auto t = to_array<cost_t>(tokens, "tokens");
         nb::gil_scoped_release release;
@@ -202,7 +202,7 @@ void bind_partition(nb::module_& m) {
       .def_ro("proven_optimal", &padded_result::proven_optimal);
   m.def(
       "padded_partition",
-      [](nb::handle lengths, rank_t bins, bool equal_counts) {
+      [](array_like lengths, rank_t bins, bool equal_counts) {
         const auto l = to_array<length_t>(lengths, "lengths");
         nb::gil_scoped_release release;
         return padded_partition(l.span, bins, equal_counts);

@@ -11,10 +11,12 @@
 #include <orch/traffic.hpp>
 
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 
 #include <cstddef>
+#include <optional>
 #include <tuple>
 #include <vector>
 
@@ -52,15 +54,16 @@ struct row_form {
   rank_t rank = 0;
   index_t source_rows = 0;
   index_t destination_rows = 0;
-  nb::object send_splits, recv_splits, pack_index, unpack_index;
+  array_out<index_t> send_splits, recv_splits;
+  std::optional<array_out<index_t>> pack_index, unpack_index;
 };
 
 /// An identity index (orch leaves it empty) is None; any other a Python-owned int64 array.
-nb::object index_or_none(std::vector<index_t>& index, bool identity) {
+std::optional<array_out<index_t>> index_or_none(std::vector<index_t>& index, bool identity) {
   if (identity) {
-    return nb::none();
+    return std::nullopt;
   }
-  return nb::cast(to_numpy(std::move(index)));
+  return to_numpy(std::move(index));
 }
 
 } // namespace
@@ -72,7 +75,7 @@ void bind_plans(nb::module_& m) {
                   "`ranks` ranks, `ranks_per_node` per node, consecutive.")
       .def_static(
           "from_node_of_rank",
-          [](nb::handle node_of_rank) {
+          [](array_like node_of_rank) {
             const auto n = to_array<rank_t>(node_of_rank, "node_of_rank");
             return topology::from_node_of_rank(std::vector<rank_t>(n.span.begin(), n.span.end()));
           },
@@ -103,7 +106,7 @@ void bind_plans(nb::module_& m) {
       .def(nb::init<>(), "One rank, no items.")
       .def_static(
           "from_assignment",
-          [](nb::handle rank_of, rank_t ranks) {
+          [](array_like rank_of, rank_t ranks) {
             const auto r = to_array<rank_t>(rank_of, "rank_of");
             nb::gil_scoped_release release;
             return layout::from_assignment(r.span, ranks);
@@ -112,7 +115,7 @@ void bind_plans(nb::module_& m) {
           "Items on the given ranks, slots in increasing item order.")
       .def_static(
           "from_keys",
-          [](nb::handle rank_of, rank_t ranks, nb::handle key, nb::handle secondary_key) {
+          [](array_like rank_of, rank_t ranks, array_like key, array_like secondary_key) {
             const auto r = to_array<rank_t>(rank_of, "rank_of");
             const auto k = to_array<index_t>(key, "key");
             array_in<index_t> s;
@@ -127,7 +130,7 @@ void bind_plans(nb::module_& m) {
           "Items on the given ranks, ordered on each by (key, secondary_key, item).")
       .def_static(
           "from_placements",
-          [](rank_t ranks, nb::handle rank_of, nb::handle slot_of) {
+          [](rank_t ranks, array_like rank_of, array_like slot_of) {
             const auto r = to_array<rank_t>(rank_of, "rank_of");
             const auto s = to_array<index_t>(slot_of, "slot_of");
             return layout::from_placements(ranks, {r.span.begin(), r.span.end()},
@@ -137,7 +140,7 @@ void bind_plans(nb::module_& m) {
           "An explicit (rank, slot) for every item, validated.")
       .def_static(
           "contiguous",
-          [](nb::handle items_per_rank) {
+          [](array_like items_per_rank) {
             const auto c = to_array<index_t>(items_per_rank, "items_per_rank");
             return layout::contiguous(c.span);
           },
@@ -202,12 +205,18 @@ void bind_plans(nb::module_& m) {
       .def_ro("rank", &row_form::rank)
       .def_ro("source_rows", &row_form::source_rows)
       .def_ro("destination_rows", &row_form::destination_rows)
-      .def_ro("send_splits", &row_form::send_splits, "Rows to each rank (int64 [ranks]).")
-      .def_ro("recv_splits", &row_form::recv_splits, "Rows from each rank (int64 [ranks]).")
-      .def_ro("pack_index", &row_form::pack_index,
-              "Source row of every send row (int64), or None when packing is the identity.")
-      .def_ro("unpack_index", &row_form::unpack_index,
-              "Received row of every destination row (int64), or None when the identity.");
+      .def_prop_ro(
+          "send_splits", [](const row_form& f) { return f.send_splits; }, nb::rv_policy::move,
+          "Rows to each rank (int64 [ranks]).")
+      .def_prop_ro(
+          "recv_splits", [](const row_form& f) { return f.recv_splits; }, nb::rv_policy::move,
+          "Rows from each rank (int64 [ranks]).")
+      .def_prop_ro(
+          "pack_index", [](const row_form& f) { return f.pack_index; }, nb::rv_policy::move,
+          "Source row of every send row (int64), or None when packing is the identity.")
+      .def_prop_ro(
+          "unpack_index", [](const row_form& f) { return f.unpack_index; }, nb::rv_policy::move,
+          "Received row of every destination row (int64), or None when the identity.");
 
   nb::class_<exchange_plan>(m, "ExchangePlan",
                             "Items of given byte sizes moved between two layouts "
@@ -234,7 +243,7 @@ void bind_plans(nb::module_& m) {
           },
           nb::arg("source"), nb::arg("destination"),
           "(items, bytes) that `source` sends to `destination`.")
-      .def("pairs", &pairs_array,
+      .def("pairs", &pairs_array, nb::sig("def pairs(self) -> numpy.ndarray"),
            "Every communicating pair as a structured array (source, destination, items, "
            "bytes).")
       .def_prop_ro("pair_count", &exchange_plan::pair_count)
@@ -259,8 +268,8 @@ void bind_plans(nb::module_& m) {
             f.rank = x.rank;
             f.source_rows = x.source_rows;
             f.destination_rows = x.destination_rows;
-            f.send_splits = nb::cast(to_numpy(std::move(x.send_splits)));
-            f.recv_splits = nb::cast(to_numpy(std::move(x.recv_splits)));
+            f.send_splits = to_numpy(std::move(x.send_splits));
+            f.recv_splits = to_numpy(std::move(x.recv_splits));
             f.pack_index = index_or_none(x.pack_index, pack_identity);
             f.unpack_index = index_or_none(x.unpack_index, unpack_identity);
             return f;
@@ -276,7 +285,7 @@ void bind_plans(nb::module_& m) {
 
   m.def(
       "make_plan",
-      [](const layout& from, const layout& to, nb::handle item_bytes) {
+      [](const layout& from, const layout& to, array_like item_bytes) {
         const auto b = to_array<bytes_t>(item_bytes, "item_bytes");
         nb::gil_scoped_release release;
         return make_plan(from, to, b.span);

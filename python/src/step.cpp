@@ -35,7 +35,9 @@ struct py_step {
 struct chunk_arrays {
   bool cut = false;
   index_t count = 0;
-  nb::object media_of, offset, length, first_chunk;
+  array_out<index_t> media_of;
+  array_out<length_t> offset, length;
+  array_out<index_t> first_chunk;
 };
 
 chunk_arrays make_chunks(const py_step& s) {
@@ -58,10 +60,10 @@ chunk_arrays make_chunks(const py_step& s) {
   first[static_cast<std::size_t>(media)] = n;
   return {c.cut(),
           n,
-          nb::cast(to_numpy(std::move(media_of))),
-          nb::cast(to_numpy(std::move(offset))),
-          nb::cast(to_numpy(std::move(length))),
-          nb::cast(to_numpy(std::move(first)))};
+          to_numpy(std::move(media_of)),
+          to_numpy(std::move(offset)),
+          to_numpy(std::move(length)),
+          to_numpy(std::move(first))};
 }
 
 /// One field of every assembly segment, as a Python-owned array.
@@ -75,9 +77,9 @@ array_out<T> segment_column(const assembly_map& a, Field field) {
 }
 
 py_step run_orchestrate(nb::handle_t<item_table> table, const model_description& model,
-                        const topology& topo, nb::handle strategy, int threads,
+                        const topology& topo, strategy_like strategy, int threads,
                         index_t llm_max_examples_per_rank, length_t llm_max_tokens_per_rank,
-                        nb::handle llm_groups, nb::handle algorithm, std::int64_t work_budget,
+                        array_like llm_groups, algorithm_like algorithm, std::int64_t work_budget,
                         std::int64_t tolerance_ppm, std::int64_t slack_ppm) {
   const auto& t = nb::cast<const item_table&>(table);
   orchestrate_options o;
@@ -147,11 +149,18 @@ void bind_step(nb::module_& m) {
   nb::class_<chunk_arrays>(m, "Chunks", "How media items were cut into encoder forwards.")
       .def_ro("cut", &chunk_arrays::cut, "Whether any item was cut (else chunk c = media item c).")
       .def_ro("count", &chunk_arrays::count)
-      .def_ro("media_of", &chunk_arrays::media_of, "Per chunk: its table media item (int64).")
-      .def_ro("offset", &chunk_arrays::offset, "Per chunk: first input unit in its item.")
-      .def_ro("length", &chunk_arrays::length, "Per chunk: input units.")
-      .def_ro("first_chunk", &chunk_arrays::first_chunk,
-              "Per media item + 1: its first chunk (the last entry is the chunk count).");
+      .def_prop_ro(
+          "media_of", [](const chunk_arrays& c) { return c.media_of; }, nb::rv_policy::move,
+          "Per chunk: its table media item (int64).")
+      .def_prop_ro(
+          "offset", [](const chunk_arrays& c) { return c.offset; }, nb::rv_policy::move,
+          "Per chunk: first input unit in its item.")
+      .def_prop_ro(
+          "length", [](const chunk_arrays& c) { return c.length; }, nb::rv_policy::move,
+          "Per chunk: input units.")
+      .def_prop_ro(
+          "first_chunk", [](const chunk_arrays& c) { return c.first_chunk; }, nb::rv_policy::move,
+          "Per media item + 1: its first chunk (the last entry is the chunk count).");
 
   nb::class_<assembly_map>(m, "Assembly",
                            "Each LLM rank's sequences as token copies (orch::assembly_map).")
@@ -244,7 +253,7 @@ void bind_step(nb::module_& m) {
       .def_prop_ro("feature_bytes_two_hop",
                    [](const py_step& s) { return s.plan.feature_bytes_two_hop; })
       .def_prop_ro(
-          "table", [](const py_step& s) { return s.table; },
+          "table", [](const py_step& s) { return nb::handle_t<item_table>(s.table); },
           "The ItemTable the step was planned from.")
       .def(
           "phases",

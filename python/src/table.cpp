@@ -51,13 +51,13 @@ nb::list fields_out(const std::vector<media_field>& fields) {
 
 /// Media of one example given as (field, length, text_position) triples; the names are held
 /// in `names` while the specs refer to them.
-std::vector<media_spec> media_arg(nb::handle media, std::vector<std::string>& names) {
+std::vector<media_spec> media_arg(media_like media, std::vector<std::string>& names) {
   std::vector<media_spec> specs;
   if (media.is_none()) {
     return specs;
   }
   std::vector<std::tuple<length_t, length_t>> numbers;
-  for (nb::handle item : media) {
+  for (nb::handle item : nb::handle(media)) {
     const auto t = nb::cast<nb::tuple>(item);
     if (t.size() != 3) {
       throw nb::value_error("media: expected (field, length, text_position) triples");
@@ -86,9 +86,9 @@ struct buffers_in {
   std::vector<std::span<const std::int64_t>> spans;
 };
 
-buffers_in buffers_arg(nb::handle buffers) {
+buffers_in buffers_arg(arrays_like buffers) {
   buffers_in b;
-  for (nb::handle x : buffers) {
+  for (nb::handle x : nb::handle(buffers)) {
     b.arrays.push_back(to_array<std::int64_t>(x, "buffers[r]"));
   }
   for (const auto& a : b.arrays) {
@@ -107,7 +107,7 @@ void bind_table(nb::module_& m) {
   nb::class_<encoder_model>(m, "EncoderModel", "One encoder phase (orch::encoder_model).")
       .def(
           "__init__",
-          [](encoder_model* self, std::string name, nb::handle fields, attention_cost cost,
+          [](encoder_model* self, std::string name, fields_like fields, attention_cost cost,
              length_t output_divisor, length_t output_extra, length_t max_output_tokens,
              bytes_t input_bytes_per_unit, bytes_t feature_bytes_per_token) {
             new (self)
@@ -123,7 +123,7 @@ void bind_table(nb::module_& m) {
       .def_rw("name", &encoder_model::name)
       .def_prop_rw(
           "fields", [](const encoder_model& e) { return fields_out(e.fields); },
-          [](encoder_model& e, nb::handle f) { e.fields = fields_arg(f); },
+          [](encoder_model& e, fields_like f) { e.fields = fields_arg(f); },
           "(name, chunk_length) pairs.")
       .def_rw("cost", &encoder_model::cost)
       .def_rw("output_divisor", &encoder_model::output_divisor)
@@ -187,9 +187,9 @@ void bind_table(nb::module_& m) {
           "An open table (model=None), or one that accepts only the model's fields.")
       .def_static(
           "from_arrays",
-          [](nb::handle owner, nb::handle local_index, nb::handle text_tokens,
-             nb::handle media_example, nb::handle media_field, nb::handle media_length,
-             nb::handle media_position, nb::handle field_names, const model_description* model) {
+          [](array_like owner, array_like local_index, array_like text_tokens,
+             array_like media_example, array_like media_field, array_like media_length,
+             array_like media_position, names_like field_names, const model_description* model) {
             const auto o = to_array<rank_t>(owner, "owner");
             const auto l = to_array<index_t>(local_index, "local_index");
             const auto t = to_array<length_t>(text_tokens, "text_tokens");
@@ -213,7 +213,7 @@ void bind_table(nb::module_& m) {
       .def(
           "add_example",
           [](item_table& t, rank_t owner, index_t local_index, length_t text_tokens,
-             nb::handle media) {
+             media_like media) {
             std::vector<std::string> names;
             const auto specs = media_arg(media, names);
             return t.add_example(owner, local_index, text_tokens, specs);
@@ -255,8 +255,8 @@ void bind_table(nb::module_& m) {
       .def(nb::init<>())
       .def_static(
           "from_arrays",
-          [](nb::handle text_tokens, nb::handle media_example, nb::handle media_field,
-             nb::handle media_length, nb::handle media_position, nb::handle field_names) {
+          [](array_like text_tokens, array_like media_example, array_like media_field,
+             array_like media_length, array_like media_position, names_like field_names) {
             // Built through item_table::from_columns's checks, then added example by example:
             // the batch's own add() validates as it would from Python.
             const auto t = to_array<length_t>(text_tokens, "text_tokens");
@@ -291,7 +291,7 @@ void bind_table(nb::module_& m) {
           "A batch from whole columns (as ItemTable.from_arrays, without owner and local index).")
       .def(
           "add",
-          [](local_batch& b, length_t text_tokens, nb::handle media) {
+          [](local_batch& b, length_t text_tokens, media_like media) {
             std::vector<std::string> names;
             const auto specs = media_arg(media, names);
             return b.add(text_tokens, specs);
@@ -309,7 +309,7 @@ void bind_table(nb::module_& m) {
           nb::arg("rank"), "The int64 buffer rank `rank` contributes to the metadata all-gather.")
       .def_static(
           "checksum",
-          [](nb::handle words) {
+          [](array_like words) {
             const auto w = to_array<std::int64_t>(words, "words");
             return local_batch::checksum(w.span);
           },
@@ -317,7 +317,7 @@ void bind_table(nb::module_& m) {
 
   m.def(
       "table_from_metadata",
-      [](nb::handle buffers, const model_description* model) {
+      [](arrays_like buffers, const model_description* model) {
         const auto b = buffers_arg(buffers);
         nb::gil_scoped_release release;
         auto t = new_table(model);
@@ -329,7 +329,7 @@ void bind_table(nb::module_& m) {
       "GIL released).");
   m.def(
       "table_from_metadata_concatenated",
-      [](nb::handle concatenated, nb::handle counts, const model_description* model) {
+      [](array_like concatenated, array_like counts, const model_description* model) {
         const auto w = to_array<std::int64_t>(concatenated, "concatenated");
         const auto c = to_array<std::int64_t>(counts, "counts");
         nb::gil_scoped_release release;
@@ -342,7 +342,7 @@ void bind_table(nb::module_& m) {
       "table_from_metadata from buffers back to back, rank r's taking counts[r] words.");
   m.def(
       "table_from_metadata_padded",
-      [](nb::handle padded, rank_t ranks, const model_description* model) {
+      [](array_like padded, rank_t ranks, const model_description* model) {
         const auto w = to_array<std::int64_t>(padded, "padded");
         nb::gil_scoped_release release;
         auto t = new_table(model);
@@ -353,7 +353,7 @@ void bind_table(nb::module_& m) {
       "table_from_metadata from `ranks` equal slots (an all_gather of padded buffers).");
   m.def(
       "append_metadata",
-      [](item_table& table, nb::handle buffers) {
+      [](item_table& table, arrays_like buffers) {
         const auto b = buffers_arg(buffers);
         nb::gil_scoped_release release;
         append_metadata(table, std::span<const std::span<const std::int64_t>>(b.spans));
