@@ -26,3 +26,14 @@ def test_train_tiny_mllm(strategy):
     assert proc.returncode == 0, out
     assert "all checks passed" in proc.stdout, out
     assert f"[{strategy}] step 1:" in proc.stdout and "equal" in proc.stdout, out
+
+
+def test_train_tiny_mllm_per_rank_mean_fails():
+    """The check can fail: a per-rank mean loss gives other gradients than the global batch."""
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    proc = subprocess.run(
+        [sys.executable, str(EXAMPLE), "--nproc", "2", "--steps", "1", "--examples-per-rank", "4",
+         "--strategy", "orch", "--per-rank-mean", "--timeout", "60"],
+        capture_output=True, text=True, timeout=240, env=env)
+    assert proc.returncode != 0, proc.stdout + proc.stderr
+    assert "MISMATCH" in proc.stdout and "all checks passed" not in proc.stdout
