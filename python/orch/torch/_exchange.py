@@ -7,6 +7,7 @@ uint8), so any dtype and trailing shape moves bit for bit. Backward runs the inv
 """
 from __future__ import annotations
 
+import atexit
 import math
 import threading
 from dataclasses import dataclass
@@ -48,6 +49,11 @@ def clear_caches() -> None:
     _INVERSE.clear()
     _SCHEDULE.clear()
     _buffers.__dict__.clear()
+
+
+# The caches hold orch objects (plans, schedules): drop them before the interpreter tears the
+# extension down, so nanobind does not report them as leaked.
+atexit.register(clear_caches)
 
 
 def _row_bytes(x: torch.Tensor) -> int:

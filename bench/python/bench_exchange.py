@@ -1,0 +1,199 @@
+# SPDX-License-Identifier: Apache-2.0
+"""orch.torch.exchange against a bare all_to_all_single of the same bytes (gloo, 127.0.0.1).
+
+For each size per rank: a plan moving `size` bytes from every rank (32 items per rank of
+4 KiB rows, each to a random rank; pack and unpack both non-identity, the worst case), timed
+in one run as
+  exchange   orch.torch.exchange(x, plan): pack + all_to_all_single + unpack (+ output)
+  bare       all_to_all_single of the same splits between preallocated buffers
+  pack       index_select of the send rows into a preallocated buffer
+  unpack     index_select of the received rows into a preallocated buffer
+  backward   torch.autograd.grad through exchange (the inverse plan), against its own bare
+             all_to_all_single and copies
+Each iteration starts after a barrier; its time is the slowest rank's; medians are reported.
+overhead = exchange / (bare + pack + unpack): what orch adds beyond the copies it must make.
+Then the index copies every exchange of an orchestrated step makes (identities skipped).
+
+  python bench/python/bench_exchange.py [--ranks 4] [--sizes-mib 1,4,16,64] [--iters 9]
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import multiprocessing as mp
+import os
+import socket
+import statistics
+import sys
+import time
+
+ROW = 4096          # bytes per row (1024 float32: a hidden vector)
+ITEMS_PER_RANK = 32
+
+
+def _plan(orch, np, ranks: int, size: int, seed: int):
+    rng = np.random.default_rng(seed)
+    rows = size // ROW
+    cuts = np.sort(rng.choice(np.arange(1, rows), ITEMS_PER_RANK - 1, replace=False))
+    item_rows = np.tile(np.diff(np.concatenate([[0], cuts, [rows]])), ranks)
+    src = orch.Layout.contiguous(np.full(ranks, ITEMS_PER_RANK, dtype=np.int64))
+    dst = orch.Layout.from_keys(rng.integers(0, ranks, ranks * ITEMS_PER_RANK).astype(np.int32),
+                                ranks, rng.permutation(ranks * ITEMS_PER_RANK))
+    return orch.make_plan(src, dst, (item_rows * ROW).astype(np.int64))
+
+
+def _interleaved(dist, torch, variants: dict, iters: int) -> dict:
+    """Median over iterations of the slowest rank's time of each variant, in seconds. The
+    variants run round-robin (each iteration runs all of them, after a barrier each), so a
+    load change on the shared machine hits every variant alike. A variant whose name is
+    'backward' is a factory: its untimed call returns the timed function."""
+    times = {k: [] for k in variants}
+    for it in range(iters + 1):  # the first round warms up (connections, caches, pages)
+        for name, fn in variants.items():
+            run = fn() if name == "backward" else fn
+            dist.barrier()
+            t0 = time.perf_counter()
+            run()
+            t = torch.tensor([time.perf_counter() - t0], dtype=torch.float64)
+            dist.all_reduce(t, op=dist.ReduceOp.MAX)
+            if it:
+                times[name].append(float(t))
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
+def _step_copies(orch, ot, np, torch, rank: int, ranks: int):
+    """Index copies on this rank for every exchange of an orchestrated omni-7b step."""
+    rng = np.random.default_rng([11, rank])
+    model = orch.model_preset("omni-7b")
+    batch = orch.LocalBatch()
+    for _ in range(8):
+        text = int(rng.integers(64, 2048))
+        media = []
+        if rng.random() < 0.6:
+            media.append(("image", int(rng.integers(256, 4096)), int(rng.integers(0, text))))
+        if rng.random() < 0.3:
+            media.append(("audio", int(rng.integers(1000, 12000)), int(rng.integers(0, text))))
+        media.sort(key=lambda m: m[2])
+        batch.add(text, media=media)
+    step = ot.plan_step(batch, model, orch.Topology.uniform(ranks, max(ranks // 2, 1)))
+    row = {"text": model.llm.text_bytes_per_token}
+    for e in model.encoders:
+        row[f"{e.name}.inputs"] = e.input_bytes_per_unit
+        row[f"{e.name}.features"] = e.feature_bytes_per_token
+    out = {}
+    for ex in step.exchanges():
+        x = torch.empty((0, row[ex.name]), dtype=torch.uint8)
+        out[ex.name] = (ot.copies(ex.forward, rank, x), ot.copies(ex.backward, rank, x))
+    return out
+
+
+def _worker(rank: int, ranks: int, port: int, sizes, iters: int, q) -> None:
+    os.environ["OMP_NUM_THREADS"] = "1"
+    os.environ["GLOO_SOCKET_IFNAME"] = "lo"
+    import numpy as np
+    import torch
+    import torch.distributed as dist
+
+    import orch
+    import orch.torch as ot
+
+    torch.set_num_threads(1)
+    store = dist.TCPStore("127.0.0.1", port, ranks, is_master=rank == 0,
+                          timeout=datetime.timedelta(seconds=300))
+    dist.init_process_group("gloo", store=store, rank=rank, world_size=ranks,
+                            timeout=datetime.timedelta(seconds=300))
+    results = []
+    for size in sizes:
+        plan = _plan(orch, np, ranks, size, seed=size)
+        inv = orch.inverse(plan)
+        width = ROW // 4
+        fw, bw = plan.rows(rank, ROW), inv.rows(rank, ROW)
+        x = torch.randn(fw.source_rows, width)
+        g = torch.randn(fw.destination_rows, width)
+
+        def bare_parts(r):
+            send = torch.empty(r.source_rows, width)
+            recv = torch.empty(r.destination_rows, width)
+            a = torch.randn(r.source_rows, width)
+            pk = torch.from_numpy(np.asarray(r.pack_index if r.pack_index is not None
+                                             else np.arange(r.source_rows)))
+            up = torch.from_numpy(np.asarray(r.unpack_index if r.unpack_index is not None
+                                             else np.arange(r.destination_rows)))
+            dst = torch.empty(r.destination_rows, width)
+            ss, rs = [int(v) for v in r.send_splits], [int(v) for v in r.recv_splits]
+            return {
+                "bare": lambda: dist.all_to_all_single(recv, send, rs, ss),
+                # what any all-to-all that returns a new tensor pays on the CPU: fresh pages
+                "bare_new": lambda: dist.all_to_all_single(
+                    torch.empty(r.destination_rows, width), send, rs, ss),
+                "pack": lambda: torch.index_select(a, 0, pk, out=send),
+                "unpack": lambda: torch.index_select(recv, 0, up, out=dst),
+            }
+
+        xr = x.clone().requires_grad_(True)
+
+        def backward():
+            y = ot.exchange(xr, plan)  # forward untimed: the variant times the backward alone
+            return lambda: torch.autograd.grad(y, xr, g)
+
+        variants = {"exchange": lambda: ot.exchange(x, plan), "backward": backward}
+        fwd_parts, bwd_parts = bare_parts(fw), bare_parts(bw)
+        for k, fn in fwd_parts.items():
+            variants[k] = fn
+        for k, fn in bwd_parts.items():
+            variants["b_" + k] = fn
+        t = _interleaved(dist, torch, variants, iters)
+        results.append((size, t, fw.pack_index is not None, fw.unpack_index is not None))
+    copies = _step_copies(orch, ot, np, torch, rank, ranks)
+    gathered = [None] * ranks
+    dist.all_gather_object(gathered, copies)  # reporting only, not the library's path
+    if rank == 0:
+        q.put((results, gathered))
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--ranks", type=int, default=4)
+    ap.add_argument("--sizes-mib", default="1,4,16,64")
+    ap.add_argument("--iters", type=int, default=9)
+    args = ap.parse_args()
+    sizes = [int(float(s) * 2**20) for s in args.sizes_mib.split(",")]
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    procs = [ctx.Process(target=_worker, args=(r, args.ranks, port, sizes, args.iters, q))
+             for r in range(args.ranks)]
+    t0 = time.perf_counter()
+    for p in procs:
+        p.start()
+    results, copies = q.get(timeout=3600)
+    for p in procs:
+        p.join(timeout=60)
+    ms = lambda v: f"{v * 1e3:8.2f}"  # noqa: E731
+    print(f"# {args.ranks} gloo processes on 127.0.0.1, rows of {ROW} B, {ITEMS_PER_RANK} items "
+          f"per rank, median of {args.iters} (slowest rank), times in ms")
+    print("| MiB/rank | pass | orch.torch | bare a2a | bare a2a, new output | pack | unpack | "
+          "orch / (bare + copies) | orch / (bare new + copies) |")
+    print("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for size, t, _, _ in results:
+        for label, pre, total in (("forward", "", t["exchange"]), ("backward", "b_",
+                                                                    t["backward"])):
+            bare, new = t[pre + "bare"], t[pre + "bare_new"]
+            cp = t[pre + "pack"] + t[pre + "unpack"]
+            print(f"| {size / 2**20:g} | {label} | {ms(total)} | {ms(bare)} | {ms(new)} | "
+                  f"{ms(t[pre + 'pack'])} | {ms(t[pre + 'unpack'])} | "
+                  f"{total / (bare + cp):.2f}x | {total / (new + cp):.2f}x |")
+    print("\n# index copies per rank (forward, backward) for every exchange of an omni-7b step")
+    for name in copies[0]:
+        print(f"{name:16s} " + "  ".join(f"r{r}:{c[name][0]},{c[name][1]}"
+                                         for r, c in enumerate(copies)))
+    print(f"\n# wall {time.perf_counter() - t0:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
