@@ -389,3 +389,36 @@ def test_absent_rank_times_out_instead_of_hanging(pool):
     if pool.world != 2:
         pytest.skip("one world size is enough")
     assert pool.values(job_absent_rank) == ["timed out", "absent"]
+
+
+# ------------------------------------------------------------- assemble on its own
+
+def test_assemble_reads_out_of_order_sources_by_gather():
+    """A map whose feature segments read their buffer out of order takes the cat +
+    index_select path; in order, the index_copy path. Both give the segments exactly, and
+    backward returns each source row's gradient (no process group needed)."""
+    from types import SimpleNamespace as NS
+
+    def step_of(source, source_token, tokens):
+        tokens = np.asarray(tokens)
+        target = np.cumsum(tokens) - tokens
+        a = NS(rank_begin=np.array([0, len(tokens)]), source=np.asarray(source, np.int32),
+               source_token=np.asarray(source_token), target_token=target, tokens=tokens,
+               sequence_tokens=np.array([int(tokens.sum())]))
+        return NS(hash=hash((tuple(source), tuple(source_token))), assembly=a,
+                  encoders=[NS(phase=NS(name="vision"))])
+
+    # text [0, 2), features [2, 4), text [2, 3), features [0, 2): the features out of order
+    for source_token in ([0, 2, 2, 0], [0, 0, 2, 2]):
+        step = step_of([-1, 0, -1, 0], source_token, [2, 2, 1, 2])
+        text = torch.arange(3 * 2, dtype=torch.float64).reshape(3, 2).requires_grad_(True)
+        feat = (100 + torch.arange(4 * 2, dtype=torch.float64)).reshape(4, 2)
+        feat.requires_grad_(True)
+        seq = ot.assemble(step, 0, text, [feat])
+        for s in range(4):
+            src = [text, feat][step.assembly.source[s] + 1]
+            st, tt, n = source_token[s], int(step.assembly.target_token[s]), \
+                int(step.assembly.tokens[s])
+            assert torch.equal(seq[tt:tt + n], src[st:st + n])
+        gt, gf = torch.autograd.grad(seq, [text, feat], grad_outputs=seq.detach().clone())
+        assert torch.equal(gt, text) and torch.equal(gf, feat)
