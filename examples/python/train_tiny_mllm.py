@@ -12,13 +12,15 @@ Every rank samples its own mini-batch from the bundled trace data/omni_trace.csv
 scaled down so a step runs in seconds on a CPU), and the step is planned and executed with
 orch.torch: raw inputs go owner -> encoder rank, features encoder rank -> LLM rank, text owner
 -> LLM rank, the sequences are assembled, the LLM runs, and backward returns along the
-inverse plans. After each step rank 0 recomputes the loss and every gradient on one process
-over the same global batch without orch and checks that they agree.
+inverse plans. The loss is the global token mean (see "Loss normalisation" in docs/torch.md).
+After each step rank 0 recomputes the loss and every gradient on one process over the same
+global batch without orch and checks that they agree.
 
     python examples/python/train_tiny_mllm.py --nproc 4 --strategy orch
     python examples/python/train_tiny_mllm.py --nproc 4 --strategy all      # every strategy
     python examples/python/train_tiny_mllm.py --nproc 4 --measure           # balance, timed
     python examples/python/train_tiny_mllm.py --nproc 4 --strategy reference  # no orch at all
+    python examples/python/train_tiny_mllm.py --nproc 2 --per-rank-mean    # wrong loss: fails
     torchrun --nproc-per-node 4 examples/python/train_tiny_mllm.py --strategy orch
 
 Exits 0 only when every check passed (it then prints "all checks passed").
@@ -411,9 +413,10 @@ def sequences(assembled, step, rank: int) -> list[torch.Tensor]:
 def orch_step(model: TinyMLLM, batch: list[Example], step, rank: int, group=None):
     """Forward of this rank's part of the step; returns (loss sum, target tokens) on this rank.
 
-    Needs only this rank's batch and the step plan. Every exchange output enters the returned
-    loss (at least as 0 · sum), so that every rank runs the backward of every exchange, whose
-    inverse all_to_all all ranks must join, even a rank whose sequences use none of it.
+    Needs only this rank's batch and the step plan. Every rank must run the backward of every
+    exchange (an all_to_all all ranks join), even one whose sequences use none of its rows:
+    ot.assemble keeps empty buffers in the graph, and the 0 · sum below makes sure of it for
+    any orch.torch (an older assemble skipped empty buffers, and the step hung).
     """
     import orch.torch as ot
 
@@ -439,8 +442,9 @@ def orch_step(model: TinyMLLM, batch: list[Example], step, rank: int, group=None
             outs.append(model.encoders[name](y[at:at + n]))
             at += n
         assert at == y.shape[0], (name, at, tuple(y.shape))
-        # A rank that encodes nothing still sends a tensor that requires grad: the features'
-        # backward is an all_to_all every rank joins.
+        # A rank that encodes nothing still sends a tensor that requires grad: an exchange's
+        # output requires grad only where its input does, and this rank's received features
+        # (from other encoder ranks) must send their gradients back (without it: a hang).
         feats = torch.cat(outs) if outs else torch.zeros(0, cfg.d_llm, requires_grad=True)
         f = ot.exchange(feats, enc_step.features.forward, group=group)
         features.append(f)
