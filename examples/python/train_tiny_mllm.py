@@ -567,9 +567,12 @@ def run_strategy(args: Args, strategy: str, rank: int, world: int, trace, cfg: C
                     bad.append(f"gradient of {n}: max |diff| {maxdiff:.3e} (max |ref| {scale:.3e})")
             step_ok = not bad
             phases = " ".join(f"{ph.name} {ph.max_over_mean:.3f}" for ph in step.phases())
+            clips = sum(1 for ex in everyone for f, _, _ in ex.media if f == "audio")
+            windows = len(step.encoder("audio").phase.items)
             log(f"[{strategy}] step {s}: loss {float(loss):.6f} (reference {float(ref_loss):.6f}), "
                 f"{len(list(model.parameters()))} gradients, worst |diff|/max|ref| {worst:.2e}, "
-                f"{global_targets} target tokens, max/mean {phases}, step {t_step:.2f} s: "
+                f"{global_targets} target tokens, {clips} audio clips in {windows} windows, "
+                f"max/mean {phases}, step {t_step:.2f} s: "
                 + ("equal" if step_ok else f"MISMATCH ({len(bad)}): " + "; ".join(bad[:3])
                    + ("; ..." if len(bad) > 3 else "")))
         flag = torch.tensor([0 if step_ok else 1])
