@@ -520,7 +520,6 @@ def run_strategy(args: Args, strategy: str, rank: int, world: int, trace, cfg: C
     opt = torch.optim.SGD(model.parameters(), lr=args.lr)
     desc = orch_model(cfg)
     topo = orch.Topology.uniform(world, args.ranks_per_node)
-    ok = True
     for s in range(args.steps):
         t0 = time.perf_counter()
         batch = sample_batch(trace, cfg, args.seed, rank, s, args.per_rank)
@@ -587,7 +586,7 @@ def run_strategy(args: Args, strategy: str, rank: int, world: int, trace, cfg: C
     same = all(bool(g == gathered[0]) for g in gathered)
     if rank == 0:
         log(f"[{strategy}] parameters identical on all {world} ranks after {args.steps} steps: {same}")
-    return ok and same
+    return same
 
 
 def worker(rank: int, world: int, args: Args, port: int | None, results) -> None:
@@ -598,11 +597,8 @@ def worker(rank: int, world: int, args: Args, port: int | None, results) -> None
         os.environ["RANK"], os.environ["WORLD_SIZE"] = str(rank), str(world)
     dist.init_process_group("gloo", rank=rank, world_size=world,
                             timeout=datetime.timedelta(seconds=args.timeout_s))
-    lines: list[str] = []
-
     def log(msg: str) -> None:
         print(msg, flush=True)
-        lines.append(msg)
 
     ok = True
     try:
