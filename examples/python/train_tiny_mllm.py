@@ -421,7 +421,7 @@ def orch_step(model: TinyMLLM, batch: list[Example], step, rank: int, group=None
     import orch.torch as ot
 
     cfg = model.cfg
-    features, keep_alive = [], []
+    features = []
     mine = media_chunks(batch, cfg)
     for enc_step in step.encoders:
         name = enc_step.phase.name
@@ -442,13 +442,12 @@ def orch_step(model: TinyMLLM, batch: list[Example], step, rank: int, group=None
             outs.append(model.encoders[name](y[at:at + n]))
             at += n
         assert at == y.shape[0], (name, at, tuple(y.shape))
-        # A rank that encodes nothing still sends a tensor that requires grad: an exchange's
-        # output requires grad only where its input does, and this rank's received features
-        # (from other encoder ranks) must send their gradients back (without it: a hang).
-        feats = torch.cat(outs) if outs else torch.zeros(0, cfg.d_llm, requires_grad=True)
-        f = ot.exchange(feats, enc_step.features.forward, group=group)
+        # requires_grad=True on every rank: a rank that encodes nothing holds an empty tensor
+        # that does not require grad, yet the features it receives must send their gradients
+        # back through the collective backward exchange with everyone else.
+        feats = torch.cat(outs) if outs else torch.zeros(0, cfg.d_llm)
+        f = ot.exchange(feats, enc_step.features.forward, group=group, requires_grad=True)
         features.append(f)
-        keep_alive.append(f)
     ids = torch.cat([ex.ids for ex in batch]) if batch else torch.zeros(0, dtype=torch.int64)
     text_ids = ot.exchange(ids, step.text.forward, group=group)
     text = model.llm.embed(text_ids)
@@ -470,8 +469,6 @@ def orch_step(model: TinyMLLM, batch: list[Example], step, rank: int, group=None
         lab = labels_of(seq_ids[o:o + seq.shape[0]])
         targets += int((lab != IGNORE).sum())
         total = total + model.llm.loss_sum(seq, lab)
-    for f in keep_alive:
-        total = total + 0.0 * f.sum()
     return total, targets
 
 

@@ -373,6 +373,39 @@ def test_bad_inputs_raise_value_error_naming_it(pool):
     assert len({len(v) for v in per_rank}) == 1
 
 
+# ------------------------------------------------ a rank whose encoder ran on no item
+
+def job_empty_rank_backward(rank: int, world: int) -> dict:
+    """Rank 0 sends nothing: its input is an empty tensor that does not require grad (what an
+    encoder that ran on no item returns). With requires_grad=True it still runs the backward
+    exchange with the others, so nobody waits, and every gradient arrives."""
+    rng = np.random.default_rng(7)
+    items = 4 * world
+    src_rank = rng.integers(1, world, items).astype(np.int32)  # nothing on rank 0
+    dst_rank = rng.integers(0, world, items).astype(np.int32)
+    rows = rng.integers(1, 4, items)
+    plan = orch.make_plan(orch.Layout.from_assignment(src_rank, world),
+                          orch.Layout.from_assignment(dst_rank, world),
+                          (rows * 3 * 4).astype(np.int64))
+    n = int(plan.source_bytes(rank)) // 12
+    if rank == 0:
+        x = torch.zeros(0, 3)
+    else:
+        x = torch.rand(n, 3, requires_grad=True)
+    y = ot.exchange(x, plan, requires_grad=True)
+    assert y.requires_grad
+    (3.0 * y).sum().backward()
+    ok = rank == 0 or bool(torch.equal(x.grad, torch.full_like(x, 3.0)))
+    expect(ValueError, lambda: ot.exchange(torch.zeros(n, 3, dtype=torch.int64), plan,
+                                           requires_grad=True), "needs a floating tensor")
+    return {"rank": rank, "grad_ok": ok, "received": int(y.shape[0])}
+
+
+def test_empty_rank_takes_part_in_backward(pool):
+    got = pool.values(job_empty_rank_backward)
+    assert all(v["grad_ok"] for v in got)
+
+
 # ------------------------------------------------------------- a rank that never comes
 
 def job_absent_rank(rank: int, world: int) -> str:

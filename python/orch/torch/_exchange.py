@@ -202,9 +202,25 @@ def _agree(ok: bool, group, device, what: str, rank: int) -> None:
                          f"names the counts); no rank moved any payload")
 
 
-def _apply(x: torch.Tensor, route: _Route, check: bool) -> torch.Tensor:
+def _with_grad(x: torch.Tensor, requires_grad, what: str, rank: int) -> torch.Tensor:
+    """x, made to take part in autograd (or not) as `requires_grad` says: True makes a
+    floating tensor that does not require grad a leaf that does (an encoder that ran on no item
+    returns such a tensor, yet its rank must run the backward exchange with the others); False
+    detaches; None leaves x as it is."""
+    if requires_grad is None:
+        return x
+    if requires_grad:
+        if not (x.is_floating_point() or x.is_complex()):
+            raise ValueError(f"{what}: requires_grad=True needs a floating tensor, got {x.dtype} "
+                             f"(rank {rank})")
+        return x if x.requires_grad else x.detach().requires_grad_(True)
+    return x.detach()
+
+
+def _apply(x: torch.Tensor, route: _Route, check: bool, requires_grad=None) -> torch.Tensor:
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"{route.what}: expected a torch.Tensor, got {type(x).__name__}")
+    x = _with_grad(x, requires_grad, route.what, route.rank)
     if not check:
         return _ExchangeFunction.apply(x, route, route.prepare(x))
     try:
@@ -216,7 +232,8 @@ def _apply(x: torch.Tensor, route: _Route, check: bool) -> torch.Tensor:
     return _ExchangeFunction.apply(x, route, rows)
 
 
-def exchange(x: torch.Tensor, plan, group=None, *, check: bool = False) -> torch.Tensor:
+def exchange(x: torch.Tensor, plan, group=None, *, check: bool = False,
+             requires_grad: bool | None = None) -> torch.Tensor:
     """Runs `plan` (an orch exchange plan over the ranks of `group`, None: the default group)
     on this rank's rows and returns the rows it receives, in destination order.
 
@@ -232,12 +249,19 @@ def exchange(x: torch.Tensor, plan, group=None, *, check: bool = False) -> torch
     plan's rows for this rank, naming the rank and both counts. The last depends on this rank
     alone; with check=True one extra all_reduce of a flag makes every rank raise when any
     rank's tensor is wrong (use it when debugging a trainer).
+
+    The backward exchange is a collective too: every rank of the group must run it, so
+    whether the output takes part in autograd must be the same on every rank. By default it
+    does when x requires grad; requires_grad=True makes it take part whatever x is (pass it for
+    features, where a rank whose encoder ran on no item holds an empty tensor that does not
+    require grad — without it that rank skips the backward exchange and the others wait for
+    it), requires_grad=False keeps the exchange out of autograd on every rank.
     """
     rank, size = rank_and_size(group)
     if size != int(plan.ranks):
         raise ValueError(f"exchange: the plan is over {int(plan.ranks)} ranks but the group "
                          f"has {size} (rank {rank})")
-    return _apply(x, _Route(plan, group, rank, None, "exchange"), check)
+    return _apply(x, _Route(plan, group, rank, None, "exchange"), check, requires_grad)
 
 
 def _local_indices(topo) -> tuple[np.ndarray, np.ndarray]:
@@ -285,13 +309,13 @@ def _check_subgroup(g, expected: np.ndarray, parent, rank: int, what: str) -> tu
 
 
 def exchange_nodewise(x: torch.Tensor, plan, topo, inter_group, intra_group, group=None, *,
-                      check: bool = False) -> torch.Tensor:
+                      check: bool = False, requires_grad: bool | None = None) -> torch.Tensor:
     """exchange() as the node-wise schedule (orch.make_schedule(plan, topo)): stage 1 over
     `inter_group` (the ranks with this rank's local index, one per node), stage 2 over
     `intra_group` (the ranks of this rank's node). Byte-identical to exchange(x, plan, group)
     and differentiable the same way (backward: stage 2 inverse, then stage 1 inverse).
     `group` is the group whose ranks the plan and topology number (None: the default group).
-    Make the subgroups with nodewise_groups(topo, group).
+    Make the subgroups with nodewise_groups(topo, group). requires_grad: as exchange().
 
     Raises ValueError (before any collective) as exchange() does, and for subgroups that are
     not this rank's rail / node, or a schedule whose stage 1 leaves a rail (nodes of
@@ -308,7 +332,7 @@ def exchange_nodewise(x: torch.Tensor, plan, topo, inter_group, intra_group, gro
     intra = _check_subgroup(intra_group, np.flatnonzero(node == node[rank]), group, rank,
                             "intra-node group")
     y = _apply(x, _Route(sched.inter_node, inter_group, rank, inter, "exchange_nodewise"),
-               check)
+               check, requires_grad)
     return _apply(y, _Route(sched.intra_node, intra_group, rank, intra, "exchange_nodewise"),
                   False)
 
