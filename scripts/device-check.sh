@@ -6,7 +6,9 @@
 #   2. run the module's tests: host logic, compiled-library checks and the gpu tests;
 #   3. run compute-sanitizer --tool memcheck on the gpu tests (quick mode: fewer seeds);
 #   4. benchmark pack / unpack against a same-size device-to-device cudaMemcpy and the
-#      loopback exchange (algbw, busbw), see cuda/bench/orch_cuda_bench.cpp.
+#      loopback exchange (algbw, busbw), see cuda/bench/orch_cuda_bench.cpp;
+#   5. build the Python package and run orch.torch's exchange over NCCL on one rank
+#      (bench/python/bench_exchange.py --backend nccl: correctness, then time vs bare).
 # Writes $OUT/device-check.json (or ./device-check-out/ when OUT is unset) with the status and
 # duration of every step, bench.json with the figures, and one log per step. Total < 5 min.
 #
@@ -154,6 +156,25 @@ fi
 # ---- 4. benchmark -------------------------------------------------------------------------
 run_step bench bench.log timeout 150 "$build/cuda/orch_cuda_bench" "$out/bench.json" || overall=failed
 [ -f "$out/bench.json" ] && cat "$out/bench.json"
+
+# ---- 5. orch.torch on the GPU: the exchange over NCCL, one rank --------------------------
+# The Python package built against this checkout in a venv that sees the machine's torch;
+# bench_exchange.py first checks that exchange + inverse return x bit for bit, then times
+# orch.torch.exchange against a bare all_to_all_single (target ≤ 1.3× bare + copies).
+if python3 -c "import torch, numpy, nanobind, scikit_build_core; assert torch.cuda.is_available()" 2>/dev/null; then
+  pyenv="$build/python-venv"
+  if run_step python_install python-install.log bash -c \
+      "python3 -m venv --system-site-packages '$pyenv' && CMAKE_BUILD_PARALLEL_LEVEL=$jobs '$pyenv/bin/python' -m pip install -q --no-build-isolation --no-deps '$root'"; then
+    run_step torch_nccl torch-nccl.log timeout 150 "$pyenv/bin/python" "$root/bench/python/bench_exchange.py" \
+      --backend nccl --ranks 1 --sizes-mib 1,4,16,64 --iters 9 || overall=failed
+    [ -f "$out/torch-nccl.log" ] && cat "$out/torch-nccl.log"
+  else
+    overall=failed
+  fi
+else
+  record torch_nccl skipped 0 "python3 with CUDA torch, numpy, nanobind and scikit-build-core not found"
+  log "orch.torch on the GPU skipped: python3 with CUDA torch, nanobind and scikit-build-core not found"
+fi
 
 write_summary "$overall"
 [ "$overall" = passed ]

@@ -15,6 +15,9 @@ overhead = exchange / (bare + pack + unpack): what orch adds beyond the copies i
 Then the index copies every exchange of an orchestrated step makes (identities skipped).
 
   python bench/python/bench_exchange.py [--ranks 4] [--sizes-mib 1,4,16,64] [--iters 9]
+  python bench/python/bench_exchange.py --backend nccl --ranks 1   # GPUs: rank r on cuda:r
+
+Before timing, every size checks that the exchange and its inverse return x exactly.
 """
 from __future__ import annotations
 
@@ -42,19 +45,22 @@ def _plan(orch, np, ranks: int, size: int, seed: int):
     return orch.make_plan(src, dst, (item_rows * ROW).astype(np.int64))
 
 
-def _interleaved(dist, torch, variants: dict, iters: int) -> dict:
+def _interleaved(dist, torch, variants: dict, iters: int, device) -> dict:
     """Median over iterations of the slowest rank's time of each variant, in seconds. The
     variants run round-robin (each iteration runs all of them, after a barrier each), so a
     load change on the shared machine hits every variant alike. A variant whose name is
     'backward' is a factory: its untimed call returns the timed function."""
     times = {k: [] for k in variants}
+    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
     for it in range(iters + 1):  # the first round warms up (connections, caches, pages)
         for name, fn in variants.items():
             run = fn() if name == "backward" else fn
+            sync()
             dist.barrier()
             t0 = time.perf_counter()
             run()
-            t = torch.tensor([time.perf_counter() - t0], dtype=torch.float64)
+            sync()
+            t = torch.tensor([time.perf_counter() - t0], dtype=torch.float64, device=device)
             dist.all_reduce(t, op=dist.ReduceOp.MAX)
             if it:
                 times[name].append(float(t))
@@ -87,7 +93,7 @@ def _step_copies(orch, ot, np, torch, rank: int, ranks: int):
     return out
 
 
-def _worker(rank: int, ranks: int, port: int, sizes, iters: int, q) -> None:
+def _worker(rank: int, ranks: int, port: int, sizes, iters: int, backend: str, q) -> None:
     os.environ["OMP_NUM_THREADS"] = "1"
     os.environ["GLOO_SOCKET_IFNAME"] = "lo"
     import numpy as np
@@ -100,7 +106,11 @@ def _worker(rank: int, ranks: int, port: int, sizes, iters: int, q) -> None:
     torch.set_num_threads(1)
     store = dist.TCPStore("127.0.0.1", port, ranks, is_master=rank == 0,
                           timeout=datetime.timedelta(seconds=300))
-    dist.init_process_group("gloo", store=store, rank=rank, world_size=ranks,
+    device = torch.device("cpu")
+    if backend == "nccl":
+        device = torch.device("cuda", rank)
+        torch.cuda.set_device(device)
+    dist.init_process_group(backend, store=store, rank=rank, world_size=ranks,
                             timeout=datetime.timedelta(seconds=300))
     results = []
     for size in sizes:
@@ -108,24 +118,29 @@ def _worker(rank: int, ranks: int, port: int, sizes, iters: int, q) -> None:
         inv = orch.inverse(plan)
         width = ROW // 4
         fw, bw = plan.rows(rank, ROW), inv.rows(rank, ROW)
-        x = torch.randn(fw.source_rows, width)
-        g = torch.randn(fw.destination_rows, width)
+        x = torch.randn(fw.source_rows, width, device=device)
+        g = torch.randn(fw.destination_rows, width, device=device)
+        # Correctness first: the exchange and its inverse give back x bit for bit.
+        back = ot.exchange(ot.exchange(x, plan), inv)
+        if not torch.equal(back, x):
+            raise AssertionError(f"rank {rank}: exchange then inverse did not return x "
+                                 f"({size} bytes per rank, backend {backend})")
 
         def bare_parts(r):
-            send = torch.empty(r.source_rows, width)
-            recv = torch.empty(r.destination_rows, width)
-            a = torch.randn(r.source_rows, width)
+            send = torch.empty(r.source_rows, width, device=device)
+            recv = torch.empty(r.destination_rows, width, device=device)
+            a = torch.randn(r.source_rows, width, device=device)
             pk = torch.from_numpy(np.asarray(r.pack_index if r.pack_index is not None
-                                             else np.arange(r.source_rows)))
+                                             else np.arange(r.source_rows))).to(device)
             up = torch.from_numpy(np.asarray(r.unpack_index if r.unpack_index is not None
-                                             else np.arange(r.destination_rows)))
-            dst = torch.empty(r.destination_rows, width)
+                                             else np.arange(r.destination_rows))).to(device)
+            dst = torch.empty(r.destination_rows, width, device=device)
             ss, rs = [int(v) for v in r.send_splits], [int(v) for v in r.recv_splits]
             return {
                 "bare": lambda: dist.all_to_all_single(recv, send, rs, ss),
                 # what any all-to-all that returns a new tensor pays on the CPU: fresh pages
                 "bare_new": lambda: dist.all_to_all_single(
-                    torch.empty(r.destination_rows, width), send, rs, ss),
+                    torch.empty(r.destination_rows, width, device=device), send, rs, ss),
                 "pack": lambda: torch.index_select(a, 0, pk, out=send),
                 "unpack": lambda: torch.index_select(recv, 0, up, out=dst),
             }
@@ -142,7 +157,7 @@ def _worker(rank: int, ranks: int, port: int, sizes, iters: int, q) -> None:
             variants[k] = fn
         for k, fn in bwd_parts.items():
             variants["b_" + k] = fn
-        t = _interleaved(dist, torch, variants, iters)
+        t = _interleaved(dist, torch, variants, iters, device)
         results.append((size, t, fw.pack_index is not None, fw.unpack_index is not None))
     copies = _step_copies(orch, ot, np, torch, rank, ranks)
     gathered = [None] * ranks
@@ -158,6 +173,8 @@ def main() -> int:
     ap.add_argument("--ranks", type=int, default=4)
     ap.add_argument("--sizes-mib", default="1,4,16,64")
     ap.add_argument("--iters", type=int, default=9)
+    ap.add_argument("--backend", choices=("gloo", "nccl"), default="gloo",
+                    help="nccl: rank r on cuda:r (needs --ranks ≤ the GPUs)")
     args = ap.parse_args()
     sizes = [int(float(s) * 2**20) for s in args.sizes_mib.split(",")]
     with socket.socket() as s:
@@ -165,7 +182,7 @@ def main() -> int:
         port = s.getsockname()[1]
     ctx = mp.get_context("spawn")
     q = ctx.Queue()
-    procs = [ctx.Process(target=_worker, args=(r, args.ranks, port, sizes, args.iters, q))
+    procs = [ctx.Process(target=_worker, args=(r, args.ranks, port, sizes, args.iters, args.backend, q))
              for r in range(args.ranks)]
     t0 = time.perf_counter()
     for p in procs:
@@ -174,7 +191,7 @@ def main() -> int:
     for p in procs:
         p.join(timeout=60)
     ms = lambda v: f"{v * 1e3:8.2f}"  # noqa: E731
-    print(f"# {args.ranks} gloo processes on 127.0.0.1, rows of {ROW} B, {ITEMS_PER_RANK} items "
+    print(f"# {args.ranks} {args.backend} processes on 127.0.0.1, rows of {ROW} B, {ITEMS_PER_RANK} items "
           f"per rank, median of {args.iters} (slowest rank), times in ms")
     print("| MiB/rank | pass | orch.torch | bare a2a | bare a2a, new output | pack | unpack | "
           "orch / (bare + copies) | orch / (bare new + copies) |")
