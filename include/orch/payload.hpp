@@ -72,7 +72,14 @@ void pack_items(const rank_view& view, ItemBytes&& item_bytes, std::span<std::by
       throw_invalid_argument("pack_items: item ", item, " of rank ", view.rank, " has ",
                              bytes.size(), " bytes, the plan sends ", view.send_sizes[e]);
     }
-    detail::copy_bytes(send.data() + view.send_packed_offsets[e], bytes.data(), view.send_sizes[e]);
+    // Within the buffer (the source_bytes check implies it for a consistent view; testing it
+    // here also lets the compiler see every copy's bound).
+    const auto at = static_cast<std::size_t>(view.send_packed_offsets[e]);
+    if (at > send.size() || bytes.size() > send.size() - at) {
+      throw_invalid_argument("pack_items: item ", item, " of rank ", view.rank, " at byte ", at,
+                             " overruns the send buffer of ", send.size(), " bytes");
+    }
+    detail::copy_bytes(send.data() + at, bytes.data(), static_cast<bytes_t>(bytes.size()));
   }
 }
 

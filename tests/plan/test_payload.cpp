@@ -177,8 +177,9 @@ TEST_CASE("payload: errors name the item, the rank and both sizes") {
   std::vector<std::byte> four(4);
   std::vector<std::byte> five(5);
   std::vector<std::byte> send(4);
+  // Item 0 comes with 5 bytes where the plan sends 4 (item 1 with its 0).
   const auto sized = [&](index_t item) {
-    return std::span<const std::byte>(item == 0 ? five : four).first(item == 1 ? 0 : 5);
+    return item == 0 ? std::span<const std::byte>(five) : std::span<const std::byte>(four).first(0);
   };
   CHECK(has(error_of([&] { orch::pack_items(v0, sized, send); }),
             "pack_items: item 0 of rank 0 has 5 bytes, the plan sends 4"));
