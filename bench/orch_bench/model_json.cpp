@@ -196,7 +196,9 @@ bench_model model_from_json(const json& j, std::string_view source) {
     enc.feature_bytes_per_token = e.integer("feature_bytes_per_token", 0, false);
     if (e.has("chunk_input_length")) {
       const reader chunks = e.child("chunk_input_length");
-      for (const auto& [f, v] : chunks.raw().items()) {
+      for (const auto& entry : chunks.raw().items()) {
+        // A named copy: clang 14 cannot capture a structured binding in a lambda.
+        const std::string f = entry.key();
         const auto it = std::find_if(enc.fields.begin(), enc.fields.end(),
                                      [&](const orch::media_field& g) { return g.name == f; });
         if (it == enc.fields.end()) {
