@@ -5,13 +5,18 @@ For each size per rank: a plan moving `size` bytes from every rank (32 items per
 4 KiB rows, each to a random rank; pack and unpack both non-identity, the worst case), timed
 in one run as
   exchange   orch.torch.exchange(x, plan): pack + all_to_all_single + unpack (+ output)
+  by hand    the same three operations written inline (index_select into a preallocated
+             send buffer, all_to_all_single into a preallocated receive buffer, index_select
+             into a new output): what a trainer writes without orch
   bare       all_to_all_single of the same splits between preallocated buffers
   pack       index_select of the send rows into a preallocated buffer
   unpack     index_select of the received rows into a preallocated buffer
   backward   torch.autograd.grad through exchange (the inverse plan), against its own bare
              all_to_all_single and copies
 Each iteration starts after a barrier; its time is the slowest rank's; medians are reported.
-overhead = exchange / (bare + pack + unpack): what orch adds beyond the copies it must make.
+overhead = exchange / (bare + pack + unpack): what orch adds beyond the copies it must make,
+each part timed alone; exchange / by hand: what orch adds beyond the same work written inline.
+Ratios are medians of the per-iteration ratios (paired: both sides from the same round).
 Then the index copies every exchange of an orchestrated step makes (identities skipped).
 
   python bench/python/bench_exchange.py [--ranks 4] [--sizes-mib 1,4,16,64] [--iters 9]
@@ -46,7 +51,7 @@ def _plan(orch, np, ranks: int, size: int, seed: int):
 
 
 def _interleaved(dist, torch, variants: dict, iters: int, device) -> dict:
-    """Median over iterations of the slowest rank's time of each variant, in seconds. The
+    """The slowest rank's time of each variant per iteration, in seconds. The
     variants run round-robin (each iteration runs all of them, after a barrier each), so a
     load change on the shared machine hits every variant alike. A variant whose name is
     'backward' is a factory: its untimed call returns the timed function."""
@@ -64,7 +69,17 @@ def _interleaved(dist, torch, variants: dict, iters: int, device) -> dict:
             dist.all_reduce(t, op=dist.ReduceOp.MAX)
             if it:
                 times[name].append(float(t))
-    return {k: statistics.median(v) for k, v in times.items()}
+    return times
+
+
+def _median(times: dict, name: str) -> float:
+    return statistics.median(times[name])
+
+
+def _paired(times: dict, name: str, parts) -> float:
+    """Median over iterations of times[name] / (sum of times[p] for p in parts)."""
+    return statistics.median(t / sum(times[p][i] for p in parts)
+                             for i, t in enumerate(times[name]))
 
 
 def _step_copies(orch, ot, np, torch, rank: int, ranks: int):
@@ -136,7 +151,16 @@ def _worker(rank: int, ranks: int, port: int, sizes, iters: int, backend: str, q
                                              else np.arange(r.destination_rows))).to(device)
             dst = torch.empty(r.destination_rows, width, device=device)
             ss, rs = [int(v) for v in r.send_splits], [int(v) for v in r.recv_splits]
+            h_send = torch.empty(r.source_rows, width, device=device)
+            h_recv = torch.empty(r.destination_rows, width, device=device)
+
+            def by_hand():
+                torch.index_select(a, 0, pk, out=h_send)
+                dist.all_to_all_single(h_recv, h_send, rs, ss)
+                return torch.index_select(h_recv, 0, up)  # a new output, as exchange returns
+
             return {
+                "hand": by_hand,
                 "bare": lambda: dist.all_to_all_single(recv, send, rs, ss),
                 # what any all-to-all that returns a new tensor pays on the CPU: fresh pages
                 "bare_new": lambda: dist.all_to_all_single(
@@ -193,17 +217,18 @@ def main() -> int:
     ms = lambda v: f"{v * 1e3:8.2f}"  # noqa: E731
     print(f"# {args.ranks} {args.backend} processes on 127.0.0.1, rows of {ROW} B, {ITEMS_PER_RANK} items "
           f"per rank, median of {args.iters} (slowest rank), times in ms")
-    print("| MiB/rank | pass | orch.torch | bare a2a | bare a2a, new output | pack | unpack | "
-          "orch / (bare + copies) | orch / (bare new + copies) |")
-    print("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| MiB/rank | pass | orch.torch | by hand | bare a2a | bare a2a, new output | pack | "
+          "unpack | orch / (bare + copies) | orch / (bare new + copies) | orch / by hand |")
+    print("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for size, t, _, _ in results:
-        for label, pre, total in (("forward", "", t["exchange"]), ("backward", "b_",
-                                                                    t["backward"])):
-            bare, new = t[pre + "bare"], t[pre + "bare_new"]
-            cp = t[pre + "pack"] + t[pre + "unpack"]
-            print(f"| {size / 2**20:g} | {label} | {ms(total)} | {ms(bare)} | {ms(new)} | "
-                  f"{ms(t[pre + 'pack'])} | {ms(t[pre + 'unpack'])} | "
-                  f"{total / (bare + cp):.2f}x | {total / (new + cp):.2f}x |")
+        for label, pre, name in (("forward", "", "exchange"), ("backward", "b_", "backward")):
+            m = lambda k: ms(_median(t, pre + k))  # noqa: E731
+            cp = [pre + "pack", pre + "unpack"]
+            print(f"| {size / 2**20:g} | {label} | {ms(_median(t, name))} | {m('hand')} | "
+                  f"{m('bare')} | {m('bare_new')} | {m('pack')} | {m('unpack')} | "
+                  f"{_paired(t, name, [pre + 'bare'] + cp):.2f}x | "
+                  f"{_paired(t, name, [pre + 'bare_new'] + cp):.2f}x | "
+                  f"{_paired(t, name, [pre + 'hand']):.2f}x |")
     print("\n# index copies per rank (forward, backward) for every exchange of an omni-7b step")
     for name in copies[0]:
         print(f"{name:16s} " + "  ".join(f"r{r}:{c[name][0]},{c[name][1]}"
