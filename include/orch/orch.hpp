@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /// Umbrella header for the whole orch core: the item table and its metadata all-gather, the
 /// model and its presets, orchestrate and the step plan, partitioners, placement, layouts,
-/// plans, schedules, the reference executor and the payload helpers. It never includes the
-/// CUDA or MPI modules, nor orch/calibrate.hpp (which needs Eigen).
+/// plans, schedules, the reference executor, the backend-neutral exchange core (transport/) and
+/// the payload helpers. It never includes the CUDA or MPI modules, nor orch/calibrate.hpp (which
+/// needs Eigen).
 #pragma once
 
 #include <orch/assembly.hpp>
@@ -49,4 +50,12 @@
 #include <orch/strategy.hpp>
 #include <orch/topology.hpp>
 #include <orch/traffic.hpp>
+#include <orch/transport/copy_list.hpp>
+#include <orch/transport/errors.hpp>
+#include <orch/transport/hash_agreement.hpp>
+#include <orch/transport/program.hpp>
+#include <orch/transport/routes.hpp>
+#include <orch/transport/transfers.hpp>
+#include <orch/transport/watchdog.hpp>
+#include <orch/transport/workspace.hpp>
 #include <orch/types.hpp>
