@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// orch-cuda-bench: bandwidth of the pack / unpack kernels against a same-size device-to-device
-// cudaMemcpy, and of the loopback exchange (algbw, busbw = algbw·(n−1)/n as nccl-tests
-// defines them for all-to-all). Writes one JSON object to the file named by argv[1] (stdout
-// when absent). Exit 77 without a device. Inputs are built before timing from fixed seeds;
-// every configuration is validated byte for byte once before it is timed.
+// orch-cuda-bench: bandwidth of pack / unpack by both copy engines (cub::DeviceMemcpy::Batched
+// and the tile kernel) against a same-size device-to-device cudaMemcpy, and of the loopback
+// exchange (algbw, busbw = algbw·(n−1)/n as nccl-tests defines them for all-to-all). Writes
+// one JSON object to the file named by argv[1] (stdout when absent); the last line printed
+// says which engine was faster in how many cases. Exit 77 without a device. Inputs are built
+// and uploaded before timing from fixed seeds; every configuration is validated byte for byte
+// once before it is timed; the timed window holds device work only (no host planning, no
+// upload).
 #include <orch/cuda/device_buffer.hpp>
 #include <orch/cuda/device_plan.hpp>
 #include <orch/cuda/error.hpp>
@@ -92,7 +95,12 @@ orch::exchange_plan shuffle_plan(std::uint64_t seed, bytes_t total, bytes_t lo, 
   return orch::make_plan(from, to, bytes);
 }
 
-std::string pack_case(const char* name, bytes_t lo, bytes_t hi, bytes_t total,
+struct pack_result {
+  std::string json;
+  double cub_over_tiles = 0; // > 1: CUB faster (median time of tiles / median time of CUB)
+};
+
+pack_result pack_case(const char* name, bytes_t lo, bytes_t hi, bytes_t total,
                       cudaStream_t stream) {
   const auto plan = shuffle_plan(static_cast<std::uint64_t>(lo * 31 + hi), total, lo, hi);
   const auto view = plan.view(0);
@@ -107,32 +115,70 @@ std::string pack_case(const char* name, bytes_t lo, bytes_t hi, bytes_t total,
   ORCH_CUDA_CHECK(cudaMemcpy(src.data(), host.data(), host.size(), cudaMemcpyHostToDevice));
   oc::device_plan dplan;
   dplan.upload(view, plan.hash(), stream);
-  // Validate once: pack on the GPU equals orch::pack on the host.
-  oc::pack(dplan, src.data(), dst.data(), stream);
-  std::vector<std::byte> want(host.size());
-  orch::pack(view, host, want);
-  if (to_host(dst.data(), n) != want) {
-    throw std::runtime_error(std::string("pack result differs from orch::pack in ") + name);
+  // Validate once per engine: pack on the GPU equals orch::pack, unpack equals orch::unpack.
+  std::vector<std::byte> want_pack(host.size());
+  orch::pack(view, host, want_pack);
+  std::vector<std::byte> want_unpack(host.size());
+  orch::unpack(view, host, want_unpack);
+  for (const auto engine : {oc::copy_engine::cub_batched, oc::copy_engine::tiles}) {
+    const char* e = engine == oc::copy_engine::tiles ? "tiles" : "cub";
+    ORCH_CUDA_CHECK(cudaMemset(dst.data(), 0, static_cast<std::size_t>(n)));
+    oc::pack(dplan, src.data(), dst.data(), stream, engine);
+    if (to_host(dst.data(), n) != want_pack) {
+      throw std::runtime_error(std::string("pack (") + e + ") differs from orch::pack in " + name);
+    }
+    ORCH_CUDA_CHECK(cudaMemset(dst.data(), 0, static_cast<std::size_t>(n)));
+    oc::unpack(dplan, src.data(), dst.data(), stream, engine);
+    if (to_host(dst.data(), n) != want_unpack) {
+      throw std::runtime_error(std::string("unpack (") + e + ") differs from orch::unpack in " +
+                               name);
+    }
   }
-  const double pack_ms =
-      median_ms(stream, [&] { oc::pack(dplan, src.data(), dst.data(), stream); });
-  const double unpack_ms =
-      median_ms(stream, [&] { oc::unpack(dplan, src.data(), dst.data(), stream); });
+  const auto time = [&](oc::copy_engine engine, bool packing) {
+    return median_ms(stream, [&] {
+      if (packing) {
+        oc::pack(dplan, src.data(), dst.data(), stream, engine);
+      } else {
+        oc::unpack(dplan, src.data(), dst.data(), stream, engine);
+      }
+    });
+  };
+  const double cub_pack = time(oc::copy_engine::cub_batched, true);
+  const double cub_unpack = time(oc::copy_engine::cub_batched, false);
+  const double tile_pack = time(oc::copy_engine::tiles, true);
+  const double tile_unpack = time(oc::copy_engine::tiles, false);
   const double memcpy_ms = median_ms(stream, [&] {
     ORCH_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), static_cast<std::size_t>(n),
                                     cudaMemcpyDeviceToDevice, stream));
   });
   const auto gbps = [n](double ms) { return static_cast<double>(n) / (ms * 1e-3) / 1e9; };
-  char line[512];
+  char line[1024];
   std::snprintf(line, sizeof line,
                 "{\"case\": \"%s\", \"item_bytes\": [%lld, %lld], \"items\": %zu, \"bytes\": %lld, "
-                "\"pack_GBps\": %.1f, \"unpack_GBps\": %.1f, \"memcpy_GBps\": %.1f, "
-                "\"pack_vs_memcpy\": %.3f, \"unpack_vs_memcpy\": %.3f}",
+                "\"memcpy_GBps\": %.1f, \"cub_pack_GBps\": %.1f, \"cub_unpack_GBps\": %.1f, "
+                "\"tiles_pack_GBps\": %.1f, \"tiles_unpack_GBps\": %.1f, "
+                "\"cub_pack_vs_memcpy\": %.3f, \"cub_unpack_vs_memcpy\": %.3f, "
+                "\"tiles_pack_vs_memcpy\": %.3f, \"tiles_unpack_vs_memcpy\": %.3f, "
+                "\"cub_over_tiles\": %.3f}",
                 name, static_cast<long long>(lo), static_cast<long long>(hi),
-                view.send_items.size(), static_cast<long long>(n), gbps(pack_ms), gbps(unpack_ms),
-                gbps(memcpy_ms), memcpy_ms / pack_ms, memcpy_ms / unpack_ms);
+                view.send_items.size(), static_cast<long long>(n), gbps(memcpy_ms), gbps(cub_pack),
+                gbps(cub_unpack), gbps(tile_pack), gbps(tile_unpack), memcpy_ms / cub_pack,
+                memcpy_ms / cub_unpack, memcpy_ms / tile_pack, memcpy_ms / tile_unpack,
+                (tile_pack + tile_unpack) / (cub_pack + cub_unpack));
   std::printf("%s\n", line);
-  return line;
+  return {line, (tile_pack + tile_unpack) / (cub_pack + cub_unpack)};
+}
+
+// Every rank's destination buffer against the reference executor.
+void check_all_ranks(const orch::exchange_plan& plan, const orch::rank_buffers& want,
+                     const std::vector<void*>& dst, const char* what) {
+  for (rank_t r = 0; r < plan.ranks(); ++r) {
+    if (to_host(dst[static_cast<std::size_t>(r)], plan.destination_bytes(r)) !=
+        want[static_cast<std::size_t>(r)]) {
+      throw std::runtime_error(std::string("loopback ") + what + " result of rank " +
+                               std::to_string(r) + " differs from the reference executor");
+    }
+  }
 }
 
 std::string loopback_case(rank_t ranks, rank_t per_node, bytes_t per_rank, cudaStream_t stream) {
@@ -156,27 +202,34 @@ std::string loopback_case(rank_t ranks, rank_t per_node, bytes_t per_rank, cudaS
   std::vector<oc::device_buffer> dst;
   std::vector<const void*> src_ptr;
   std::vector<void*> dst_ptr;
+  orch::rank_buffers host(static_cast<std::size_t>(ranks));
   for (rank_t r = 0; r < ranks; ++r) {
+    auto& h = host[static_cast<std::size_t>(r)];
+    h.resize(static_cast<std::size_t>(plan.source_bytes(r)));
+    for (std::size_t b = 0; b < h.size(); ++b) { // differs per rank and per byte
+      h[b] = static_cast<std::byte>((b * 131 + static_cast<std::size_t>(r) * 29 + b / 251) & 0xFF);
+    }
     src.emplace_back(plan.source_bytes(r) + 1);
     dst.emplace_back(plan.destination_bytes(r) + 1);
-    ORCH_CUDA_CHECK(
-        cudaMemset(src.back().data(), r + 1, static_cast<std::size_t>(plan.source_bytes(r))));
+    ORCH_CUDA_CHECK(cudaMemcpy(src.back().data(), h.data(), h.size(), cudaMemcpyHostToDevice));
     src_ptr.push_back(src.back().data());
     dst_ptr.push_back(dst.back().data());
   }
-  oc::loopback lb(ranks);
-  // Validate rank 0's destination once against the reference executor.
-  lb.exchange(plan, src_ptr, dst_ptr, stream);
-  orch::rank_buffers host(static_cast<std::size_t>(ranks));
-  for (rank_t r = 0; r < ranks; ++r) {
-    host[static_cast<std::size_t>(r)].assign(static_cast<std::size_t>(plan.source_bytes(r)),
-                                             static_cast<std::byte>(r + 1));
+  const auto want = orch::execute(plan, host);
+  oc::loopback flat(ranks);
+  oc::loopback nodewise(ranks);
+  // Host planning and uploads happen here, outside every timed window.
+  flat.prepare(plan, stream);
+  nodewise.prepare(sched, stream);
+  flat.run(src_ptr, dst_ptr, stream);
+  check_all_ranks(plan, want, dst_ptr, "flat");
+  for (auto& d : dst) {
+    ORCH_CUDA_CHECK(cudaMemset(d.data(), 0, static_cast<std::size_t>(d.size())));
   }
-  if (to_host(dst_ptr[0], plan.destination_bytes(0)) != orch::execute(plan, host)[0]) {
-    throw std::runtime_error("loopback result differs from the reference executor");
-  }
-  const double flat_ms = median_ms(stream, [&] { lb.exchange(plan, src_ptr, dst_ptr, stream); });
-  const double node_ms = median_ms(stream, [&] { lb.exchange(sched, src_ptr, dst_ptr, stream); });
+  nodewise.run(src_ptr, dst_ptr, stream);
+  check_all_ranks(plan, want, dst_ptr, "node-wise");
+  const double flat_ms = median_ms(stream, [&] { flat.run(src_ptr, dst_ptr, stream); });
+  const double node_ms = median_ms(stream, [&] { nodewise.run(src_ptr, dst_ptr, stream); });
   // nccl-tests all-to-all: algbw = bytes a rank sends / time; busbw = algbw · (n − 1) / n.
   // One GPU runs every virtual rank, so the per-rank figure is total / ranks.
   const double per = static_cast<double>(plan.total_bytes()) / ranks;
@@ -187,7 +240,7 @@ std::string loopback_case(rank_t ranks, rank_t per_node, bytes_t per_rank, cudaS
                 "{\"case\": \"loopback\", \"ranks\": %d, \"ranks_per_node\": %d, "
                 "\"total_bytes\": %lld, \"flat_ms\": %.3f, \"flat_algbw_GBps\": %.1f, "
                 "\"flat_busbw_GBps\": %.1f, \"nodewise_ms\": %.3f, \"nodewise_algbw_GBps\": %.1f, "
-                "\"nodewise_busbw_GBps\": %.1f}",
+                "\"nodewise_busbw_GBps\": %.1f, \"validated\": \"flat and node-wise, all ranks\"}",
                 ranks, per_node, static_cast<long long>(plan.total_bytes()), flat_ms,
                 algbw(flat_ms), algbw(flat_ms) * factor, node_ms, algbw(node_ms),
                 algbw(node_ms) * factor);
@@ -209,9 +262,16 @@ int main(int argc, char** argv) {
     ORCH_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
     std::vector<std::string> cases;
     constexpr bytes_t total = bytes_t{512} << 20;
-    cases.push_back(pack_case("items_4KiB_to_64KiB", 4096, 65536, total, stream));
-    cases.push_back(pack_case("items_64KiB_to_1MiB", 65536, 1 << 20, total, stream));
-    cases.push_back(pack_case("items_256B_to_4KiB", 256, 4096, total, stream));
+    int cub_wins = 0;
+    int pack_cases = 0;
+    for (const auto& p : {pack_case("items_4KiB_to_64KiB", 4096, 65536, total, stream),
+                          pack_case("items_64KiB_to_1MiB", 65536, 1 << 20, total, stream),
+                          pack_case("items_256B_to_4KiB", 256, 4096, total, stream),
+                          pack_case("items_1B_to_256B", 1, 256, bytes_t{64} << 20, stream)}) {
+      cases.push_back(p.json);
+      cub_wins += p.cub_over_tiles >= 1.0 ? 1 : 0;
+      ++pack_cases;
+    }
     cases.push_back(loopback_case(8, 8, bytes_t{64} << 20, stream));
     cases.push_back(loopback_case(8, 2, bytes_t{64} << 20, stream));
     ORCH_CUDA_CHECK(cudaStreamDestroy(stream));
@@ -219,7 +279,11 @@ int main(int argc, char** argv) {
     for (std::size_t i = 0; i < cases.size(); ++i) {
       json += "  " + cases[i] + (i + 1 < cases.size() ? ",\n" : "\n");
     }
-    json += "]}\n";
+    json += "],\n \"cub_faster_cases\": " + std::to_string(cub_wins) +
+            ", \"pack_cases\": " + std::to_string(pack_cases) + "}\n";
+    std::printf("copy engines: cub::DeviceMemcpy::Batched faster in %d of %d pack cases "
+                "(default engine: cub_batched)\n",
+                cub_wins, pack_cases);
     if (argc > 1) {
       std::FILE* f = std::fopen(argv[1], "w");
       if (f == nullptr) {

@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <functional>
 #include <utility>
 
 namespace orch::cuda {
@@ -16,6 +17,11 @@ void check_size(bytes_t bytes, const char* where) {
   if (bytes < 0) {
     throw_invalid_argument(where, ": negative size ", bytes);
   }
+}
+
+// The wait of the plain reserve(): everything queued on the device (no deadline).
+void synchronize_device() {
+  ORCH_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
 } // namespace
@@ -41,12 +47,16 @@ device_buffer& device_buffer::operator=(device_buffer&& other) noexcept {
 }
 
 void device_buffer::reserve(bytes_t bytes) {
+  reserve(bytes, synchronize_device);
+}
+
+void device_buffer::reserve(bytes_t bytes, const std::function<void()>& wait_unused) {
   check_size(bytes, "orch::cuda::device_buffer::reserve");
   if (bytes <= size_) {
     return;
   }
   if (data_ != nullptr) {
-    ORCH_CUDA_CHECK(cudaDeviceSynchronize()); // queued work may still use the old memory
+    wait_unused(); // queued work may still use the old memory
     ORCH_CUDA_CHECK(cudaFree(data_));
     data_ = nullptr;
     size_ = 0;
@@ -76,12 +86,16 @@ pinned_buffer& pinned_buffer::operator=(pinned_buffer&& other) noexcept {
 }
 
 void pinned_buffer::reserve(bytes_t bytes) {
+  reserve(bytes, synchronize_device);
+}
+
+void pinned_buffer::reserve(bytes_t bytes, const std::function<void()>& wait_unused) {
   check_size(bytes, "orch::cuda::pinned_buffer::reserve");
   if (bytes <= size_) {
     return;
   }
   if (data_ != nullptr) {
-    ORCH_CUDA_CHECK(cudaDeviceSynchronize());
+    wait_unused(); // queued copies may still read the old memory
     ORCH_CUDA_CHECK(cudaFreeHost(data_));
     data_ = nullptr;
     size_ = 0;

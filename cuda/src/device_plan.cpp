@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <orch/cuda/device_plan.hpp>
 #include <orch/cuda/error.hpp>
+#include <orch/cuda/kernels.hpp>
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -23,7 +25,7 @@ device_plan::~device_plan() {
 device_plan::device_plan(device_plan&& other) noexcept
     : view_(std::move(other.view_)), hash_(other.hash_), pack_(other.pack_), unpack_(other.unpack_),
       words_(other.words_), host_(std::move(other.host_)), device_(std::move(other.device_)),
-      copied_(std::exchange(other.copied_, nullptr)) {}
+      temp_(std::move(other.temp_)), copied_(std::exchange(other.copied_, nullptr)) {}
 
 device_plan& device_plan::operator=(device_plan&& other) noexcept {
   if (this != &other) {
@@ -38,13 +40,15 @@ device_plan& device_plan::operator=(device_plan&& other) noexcept {
     words_ = other.words_;
     host_ = std::move(other.host_);
     device_ = std::move(other.device_);
+    temp_ = std::move(other.temp_);
     copied_ = std::exchange(other.copied_, nullptr);
   }
   return *this;
 }
 
 void device_plan::upload(rank_view view, std::uint64_t plan_hash, cudaStream_t stream,
-                         bytes_t tile_bytes) {
+                         bytes_t tile_bytes, const event_wait& wait) {
+  // Host work first: a malformed view throws before anything is waited for or enqueued.
   std::vector<std::int64_t> words;
   const auto pack = make_pack_program(view, tile_bytes);
   const auto unpack = make_unpack_program(view, tile_bytes);
@@ -53,14 +57,31 @@ void device_plan::upload(rank_view view, std::uint64_t plan_hash, cudaStream_t s
   const program_slots pack_slots = append_program(words, pack);
   const program_slots unpack_slots = append_program(words, unpack);
   const auto bytes = static_cast<bytes_t>(words.size() * sizeof(std::int64_t));
+  const auto temp_bytes = static_cast<bytes_t>(
+      detail::batched_copy_temp_bytes(std::max(pack.entries(), unpack.entries())));
 
+  const auto wait_for = [&wait](cudaEvent_t event, const char* what) {
+    if (wait) {
+      wait(event, what);
+    } else {
+      ORCH_CUDA_CHECK(cudaEventSynchronize(event));
+    }
+  };
   if (copied_ == nullptr) {
     ORCH_CUDA_CHECK(cudaEventCreateWithFlags(&copied_, cudaEventDisableTiming));
   } else {
-    ORCH_CUDA_CHECK(cudaEventSynchronize(copied_)); // the previous copy still reads host_
+    // The previous copy still reads host_.
+    wait_for(copied_, "orch::cuda::device_plan::upload (the previous upload's copy)");
   }
-  host_.reserve(bytes);
-  device_.reserve(bytes);
+  // Growing the device arrays: the kernels queued on `stream` may still read the old ones
+  // (same-stream rule), so wait for everything queued so far — through `wait`, bounded.
+  const auto drain = [&] {
+    ORCH_CUDA_CHECK(cudaEventRecord(copied_, stream));
+    wait_for(copied_, "orch::cuda::device_plan::upload (growing the device arrays)");
+  };
+  host_.reserve(bytes, [] {}); // the only reader of host_, the previous copy, is done
+  device_.reserve(bytes, drain);
+  temp_.reserve(temp_bytes, drain);
   if (bytes > 0) {
     std::memcpy(host_.data(), words.data(), static_cast<std::size_t>(bytes));
     ORCH_CUDA_CHECK(cudaMemcpyAsync(device_.data(), host_.data(), static_cast<std::size_t>(bytes),

@@ -1,12 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
-// The copy kernel behind pack and unpack: a grid-stride loop of warps over the tiles of a copy
-// program. Tiles are at most tile_bytes (a multiple of 16) long, so a huge item spreads over
-// many warps and a tiny one costs one warp-iteration.
+// The copies behind pack and unpack. The tile kernel: a grid-stride loop of warps over the
+// tiles of a copy program; tiles are at most tile_bytes (a multiple of 16) long, so a huge item
+// spreads over many warps and a tiny one costs one warp-iteration. The CUB engine: one
+// cub::DeviceMemcpy::Batched over the program's entries, with pointer iterators computed from
+// the uploaded offset arrays (nothing extra is uploaded).
 #include <orch/cuda/error.hpp>
 #include <orch/cuda/kernels.hpp>
 
+#include <cub/device/device_memcpy.cuh>
 #include <cuda_runtime.h>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
 
+#include <cstddef>
 #include <cstdint>
 
 namespace orch::cuda {
@@ -82,7 +88,59 @@ __global__ void __launch_bounds__(block_threads)
   }
 }
 
+// Entry e's address in a buffer: base + offsets[e] (offsets are device pointers).
+template <class Byte>
+struct entry_address {
+  Byte* base;
+  const std::int64_t* offsets;
+  __host__ __device__ Byte* operator()(std::int64_t e) const { return base + offsets[e]; }
+};
+
+// Entry e's size in bytes.
+struct entry_size {
+  const std::int64_t* sizes;
+  __host__ __device__ std::int64_t operator()(std::int64_t e) const { return sizes[e]; }
+};
+
+// One function for the size query and the run, so that both instantiate the same CUB
+// dispatch (the temporary storage it reports belongs to these exact iterator types).
+cudaError_t batched(void* d_temp, std::size_t& temp_bytes, const copy_program_ref& program,
+                    std::int64_t entries, const unsigned char* d_src, unsigned char* d_dst,
+                    cudaStream_t stream) {
+  const thrust::counting_iterator<std::int64_t> index(0);
+  const auto in = thrust::make_transform_iterator(
+      index, entry_address<const unsigned char>{d_src, program.src_offsets});
+  const auto out = thrust::make_transform_iterator(
+      index, entry_address<unsigned char>{d_dst, program.dst_offsets});
+  const auto sizes = thrust::make_transform_iterator(index, entry_size{program.sizes});
+  return cub::DeviceMemcpy::Batched(d_temp, temp_bytes, in, out, sizes, entries, stream);
+}
+
 } // namespace
+
+namespace detail {
+
+std::size_t batched_copy_temp_bytes(index_t entries) {
+  std::size_t bytes = 0;
+  if (entries > 0) {
+    ORCH_CUDA_CHECK(
+        batched(nullptr, bytes, copy_program_ref{}, entries, nullptr, nullptr, nullptr));
+  }
+  return bytes;
+}
+
+} // namespace detail
+
+void launch_batched_copy(const copy_program_ref& program, index_t entries, const void* d_src,
+                         void* d_dst, void* d_temp, std::size_t temp_bytes, cudaStream_t stream) {
+  if (entries <= 0) {
+    return;
+  }
+  ORCH_CUDA_CHECK(batched(d_temp, temp_bytes, program, entries,
+                          static_cast<const unsigned char*>(d_src),
+                          static_cast<unsigned char*>(d_dst), stream));
+  ORCH_CUDA_CHECK(cudaGetLastError());
+}
 
 void launch_copy(const copy_program_ref& program, const void* d_src, void* d_dst,
                  cudaStream_t stream) {
@@ -97,12 +155,25 @@ void launch_copy(const copy_program_ref& program, const void* d_src, void* d_dst
   ORCH_CUDA_CHECK(cudaGetLastError());
 }
 
-void pack(const device_plan& plan, const void* d_source, void* d_send, cudaStream_t stream) {
-  launch_copy(plan.pack_program(), d_source, d_send, stream);
+void pack(const device_plan& plan, const void* d_source, void* d_send, cudaStream_t stream,
+          copy_engine engine) {
+  if (engine == copy_engine::tiles) {
+    launch_copy(plan.pack_program(), d_source, d_send, stream);
+  } else {
+    launch_batched_copy(plan.pack_program(), static_cast<index_t>(plan.view().send_sizes.size()),
+                        d_source, d_send, plan.batched_temp(), plan.batched_temp_bytes(), stream);
+  }
 }
 
-void unpack(const device_plan& plan, const void* d_recv, void* d_destination, cudaStream_t stream) {
-  launch_copy(plan.unpack_program(), d_recv, d_destination, stream);
+void unpack(const device_plan& plan, const void* d_recv, void* d_destination, cudaStream_t stream,
+            copy_engine engine) {
+  if (engine == copy_engine::tiles) {
+    launch_copy(plan.unpack_program(), d_recv, d_destination, stream);
+  } else {
+    launch_batched_copy(plan.unpack_program(), static_cast<index_t>(plan.view().recv_sizes.size()),
+                        d_recv, d_destination, plan.batched_temp(), plan.batched_temp_bytes(),
+                        stream);
+  }
 }
 
 } // namespace orch::cuda

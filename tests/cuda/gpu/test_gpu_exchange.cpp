@@ -68,7 +68,9 @@ TEST_CASE("gpu loopback: flat and node-wise exchanges equal the reference execut
     const auto plan = orch::make_plan(s.from, s.to, s.bytes);
     const auto src = orch::test::make_source(plan);
     const auto want = orch::execute(plan, src);
-    oc::loopback lb(plan.ranks(), seed % 5 == 0 ? 16 : oc::default_tile_bytes);
+    const auto engine = seed % 2 == 0 ? oc::copy_engine::cub_batched : oc::copy_engine::tiles;
+    CAPTURE(static_cast<int>(engine));
+    oc::loopback lb(plan.ranks(), seed % 5 == 0 ? 16 : oc::default_tile_bytes, engine);
     {
       device_ranks d(plan, src, static_cast<bytes_t>(seed % 16));
       lb.exchange(plan, d.src_ptr, d.dst_ptr, stream);
@@ -81,6 +83,12 @@ TEST_CASE("gpu loopback: flat and node-wise exchanges equal the reference execut
       lb.exchange(sched, d.src_ptr, d.dst_ptr, stream);
       ORCH_CUDA_CHECK(cudaStreamSynchronize(stream));
       CHECK(d.result() == want);
+      // run() again on fresh buffers: the prepared exchange is reusable (what the benchmark
+      // times).
+      device_ranks again(plan, src, 1);
+      lb.run(again.src_ptr, again.dst_ptr, stream);
+      ORCH_CUDA_CHECK(cudaStreamSynchronize(stream));
+      CHECK(again.result() == want);
     }
     ++kinds[static_cast<std::size_t>(s.kind)];
   }
@@ -97,6 +105,7 @@ TEST_CASE("gpu loopback: pointer and plan counts are checked") {
   std::vector<const void*> src(2, nullptr);
   std::vector<void*> dst(2, nullptr);
   CHECK_THROWS_AS(lb.exchange(plan, src, dst, nullptr), orch::invalid_argument);
+  CHECK_THROWS_AS(lb.run(src, dst, nullptr), orch::invalid_argument); // nothing prepared
   CHECK_THROWS_AS(oc::loopback(0), orch::invalid_argument);
 }
 

@@ -27,6 +27,10 @@ namespace oc = orch::cuda;
 TEST_CASE("gpu kernels: pack and unpack equal the host reference on seeded scenarios") {
   cudaStream_t stream = nullptr;
   ORCH_CUDA_CHECK(cudaStreamCreate(&stream));
+  // Both copy engines on every scenario: CUB's batched memcpy (the default) and the tiles.
+  const auto engine_of = [](std::uint64_t seed) {
+    return seed % 2 == 0 ? oc::copy_engine::cub_batched : oc::copy_engine::tiles;
+  };
   oc::device_plan dplan;
   int checked = 0;
   const std::uint64_t seeds = orch::test::gpu_seeds(96);
@@ -46,7 +50,9 @@ TEST_CASE("gpu kernels: pack and unpack equal the host reference on seeded scena
       const auto& source = src[static_cast<std::size_t>(r)];
       const orch::test::device_bytes d_src(source, shift_src);
       const orch::test::device_bytes d_send(v.source_bytes, shift_dst);
-      oc::pack(dplan, d_src.pointer(), d_send.pointer(), stream);
+      const auto engine = engine_of(seed + static_cast<std::uint64_t>(r));
+      CAPTURE(static_cast<int>(engine));
+      oc::pack(dplan, d_src.pointer(), d_send.pointer(), stream, engine);
       ORCH_CUDA_CHECK(cudaStreamSynchronize(stream));
       std::vector<std::byte> want(source.size(), std::byte{0x6B});
       orch::pack(v, source, want);
@@ -59,7 +65,7 @@ TEST_CASE("gpu kernels: pack and unpack equal the host reference on seeded scena
       }
       const orch::test::device_bytes d_recv(recv, shift_dst);
       const orch::test::device_bytes d_dst(v.destination_bytes, shift_src);
-      oc::unpack(dplan, d_recv.pointer(), d_dst.pointer(), stream);
+      oc::unpack(dplan, d_recv.pointer(), d_dst.pointer(), stream, engine);
       ORCH_CUDA_CHECK(cudaStreamSynchronize(stream));
       std::vector<std::byte> want_dst(recv.size(), std::byte{0x6B});
       orch::unpack(v, recv, want_dst);
@@ -71,7 +77,7 @@ TEST_CASE("gpu kernels: pack and unpack equal the host reference on seeded scena
   ORCH_CUDA_CHECK(cudaStreamDestroy(stream));
 }
 
-TEST_CASE("gpu kernels: copy programs at every relative alignment, huge and tiny entries") {
+TEST_CASE("gpu kernels: both engines at every relative alignment, huge and tiny entries") {
   cudaStream_t stream = nullptr;
   ORCH_CUDA_CHECK(cudaStreamCreate(&stream));
   // Entries whose source and destination offsets differ by 0..31 bytes (16-byte, 4-byte and
@@ -109,12 +115,21 @@ TEST_CASE("gpu kernels: copy programs at every relative alignment, huge and tiny
                                reinterpret_cast<const std::byte*>(words.data() + words.size())));
     const orch::test::device_bytes d_src(src, 0);
     const orch::test::device_bytes d_dst(dst_end, 0);
-    oc::launch_copy(oc::program_at(reinterpret_cast<const std::int64_t*>(d_words.pointer()), slots),
-                    d_src.pointer(), d_dst.pointer(), stream);
+    const auto program =
+        oc::program_at(reinterpret_cast<const std::int64_t*>(d_words.pointer()), slots);
+    oc::launch_copy(program, d_src.pointer(), d_dst.pointer(), stream);
     ORCH_CUDA_CHECK(cudaStreamSynchronize(stream));
     std::vector<std::byte> want(static_cast<std::size_t>(dst_end), std::byte{0x6B});
     oc::run_copy_program(oc::program_at(words.data(), slots), src.data(), want.data());
     CHECK(d_dst.host() == want);
+    // The same copies through cub::DeviceMemcpy::Batched (it reads only the entry arrays).
+    const orch::test::device_bytes d_cub(dst_end, 0);
+    const std::size_t temp_bytes = oc::detail::batched_copy_temp_bytes(p.entries());
+    const orch::test::device_bytes d_temp(static_cast<bytes_t>(temp_bytes), 0);
+    oc::launch_batched_copy(program, p.entries(), d_src.pointer(), d_cub.pointer(),
+                            d_temp.pointer(), temp_bytes, stream);
+    ORCH_CUDA_CHECK(cudaStreamSynchronize(stream));
+    CHECK(d_cub.host() == want);
   }
   ORCH_CUDA_CHECK(cudaStreamDestroy(stream));
 }

@@ -3,6 +3,7 @@
 /// node-wise exchanges of orch plans on one rank's GPU buffers.
 #pragma once
 
+#include <orch/cuda/copy_program.hpp>
 #include <orch/cuda/device_buffer.hpp>
 #include <orch/cuda/device_plan.hpp>
 #include <orch/cuda/error.hpp>
@@ -55,17 +56,22 @@ private:
   ncclComm_t comm_ = nullptr;
 };
 
-/// Options of a communicator.
+/// Options of a communicator. Every rank must use the same check_plan_hash (it decides whether
+/// a collective runs); the default is the same in every build type (true), so a Debug rank and
+/// a Release rank agree.
 struct communicator_options {
-#if defined(NDEBUG)
-  bool check_plan_hash = false;
-#else
   bool check_plan_hash = true; ///< all-reduce the plan hash before moving payload (see docs)
-#endif
-  /// How long synchronize() and the plan-hash check wait before aborting the communicator.
+  /// How long any wait of the communicator (synchronize(), the plan-hash check, an upload's
+  /// wait for its previous copy, workspace growth, a non-blocking NCCL call) lasts before the
+  /// communicator is aborted and timeout_error thrown.
   std::chrono::milliseconds timeout{std::chrono::minutes(5)};
-  /// Bytes per warp tile of the pack / unpack kernels (a positive multiple of 16).
+  /// Bytes per warp tile of the tile engine (a positive multiple of 16).
   bytes_t tile_bytes = default_tile_bytes;
+  /// How pack and unpack run (see docs/cuda.md, "Kernels").
+  copy_engine engine = copy_engine::cub_batched;
+  /// Test only: send the self chunk through ncclSend / ncclRecv to the rank itself inside the
+  /// group instead of cudaMemcpyAsync, so that a single-rank communicator exercises the group.
+  bool self_through_nccl = false;
 };
 
 /// Runs exchanges on one rank over an NCCL communicator that it either owns (constructed from
@@ -77,16 +83,25 @@ struct communicator_options {
 /// packs, runs one NCCL group of sends and receives (self chunk by cudaMemcpyAsync), unpacks.
 /// d_src holds plan.source_bytes(rank) bytes, d_dst plan.destination_bytes(rank) bytes; they
 /// must not overlap and must stay alive until the stream has passed the exchange.
+///
+/// Every host wait is bounded by options.timeout and polls the communicator's asynchronous
+/// state (bounded_wait.hpp); a CUDA error, an NCCL error or the timeout aborts the
+/// communicator before the exception leaves. The current device must be the communicator's.
+/// Borrowed non-blocking communicators work: ncclInProgress is polled, not taken as failure.
 class communicator {
 public:
   /// Borrows `comm`. Throws: nccl_error (the communicator cannot report its rank / size),
   /// orch::invalid_argument (null comm).
   explicit communicator(ncclComm_t comm, communicator_options options = {});
-  /// Owns `comm`. Throws: as above.
+  /// Owns `comm`, also when the constructor throws (the handle is then destroyed, or aborted
+  /// if it reported an asynchronous error). Throws: as above.
   explicit communicator(nccl_comm&& comm, communicator_options options = {});
-  ~communicator() = default;
-  communicator(communicator&&) noexcept = default;
-  communicator& operator=(communicator&&) noexcept = default;
+  ~communicator();
+  /// Takes over `other`'s handle, buffers and plans; `other` is left without a handle (get()
+  /// is nullptr, exchanges throw), so it can never abort or destroy the communicator.
+  communicator(communicator&& other) noexcept;
+  /// As the move constructor; first releases this object's own communicator and buffers.
+  communicator& operator=(communicator&& other) noexcept;
   communicator(const communicator&) = delete;
   communicator& operator=(const communicator&) = delete;
 
@@ -94,8 +109,10 @@ public:
   [[nodiscard]] rank_t rank() const noexcept { return rank_; }
   /// Number of ranks. Complexity: O(1).
   [[nodiscard]] rank_t size() const noexcept { return size_; }
-  /// The NCCL handle (nullptr after an abort). Complexity: O(1).
+  /// The NCCL handle (nullptr after an abort or a move). Complexity: O(1).
   [[nodiscard]] ncclComm_t get() const noexcept { return comm_; }
+  /// The CUDA device of the communicator (ncclCommCuDevice). Complexity: O(1).
+  [[nodiscard]] int device() const noexcept { return device_; }
 
   /// Workspace bytes a flat exchange of `plan` needs on `rank` (send and receive buffers where
   /// packing / unpacking is not the identity). Complexity: O(items of the rank log).
@@ -105,14 +122,15 @@ public:
   /// (schedule.staging_bytes[rank], aligned) plus the larger of the stages' workspaces.
   /// Complexity: O(items of the rank log). Throws: as above.
   [[nodiscard]] static bytes_t staging_bytes(const node_schedule& schedule, rank_t rank);
-  /// Allocates at least `bytes` of workspace now (growing later synchronises the device).
-  /// Throws: cuda_error.
-  void reserve(bytes_t bytes) { workspace_.reserve(bytes); }
+  /// Allocates at least `bytes` of workspace now. Growing waits (bounded) for the last
+  /// exchange's work; call it once up front with the largest size you expect.
+  /// Throws: cuda_error, timeout_error, nccl_error, orch::invalid_argument (wrong device).
+  void reserve(bytes_t bytes);
 
   /// Flat exchange of `plan` (plan.ranks() == size()). With options.check_plan_hash, first
   /// checks that every rank holds the same plan (a synchronisation point).
-  /// Throws: orch::invalid_argument (plan of another size), plan_mismatch_error,
-  /// timeout_error, nccl_error, cuda_error.
+  /// Throws: orch::invalid_argument (plan of another size, wrong current device, aborted or
+  /// moved-from communicator), plan_mismatch_error, timeout_error, nccl_error, cuda_error.
   void exchange(const exchange_plan& plan, const void* d_src, void* d_dst, cudaStream_t stream);
   /// Node-wise exchange: stage 1 (inter-node, rail-aligned) into the staging buffer in the
   /// workspace, then stage 2 (intra-node) into d_dst. Byte-identical to the flat exchange.
@@ -130,21 +148,36 @@ public:
   /// Synchronises `stream` (with the timeout). Throws: plan_mismatch_error, timeout_error,
   /// nccl_error, cuda_error, orch::invalid_argument (more than 8 hashes).
   void check_plan_hashes(std::span<const std::uint64_t> hashes, cudaStream_t stream);
-  /// Waits for `stream`, polling the communicator's asynchronous error state; on an NCCL
-  /// error or after options.timeout, aborts the communicator and throws.
+  /// Waits for `stream`, polling the communicator's asynchronous error state; on a CUDA
+  /// error, an NCCL error or after options.timeout, aborts the communicator, then throws.
   /// Throws: nccl_error, timeout_error, cuda_error.
   void synchronize(cudaStream_t stream);
+  /// Aborts the communicator now (ncclCommAbort; a borrowed one too) and forgets the handle.
+  /// Complexity: O(1) on this rank. Throws: nothing.
+  void abort() noexcept;
 
 private:
   void run_flat(const device_plan& plan, const void* d_src, void* d_dst, std::byte* d_workspace,
                 cudaStream_t stream);
-  [[noreturn]] void abort_and_throw_timeout(const char* where);
+  void init();
+  void begin(const char* where, cudaStream_t stream);
+  void end(cudaStream_t stream);
+  void grow_workspace(bytes_t bytes, cudaStream_t stream);
+  void wait_event(cudaEvent_t event, const char* where);
+  void wait_ready(const char* where);
+  void take(int result, const char* call, const char* file, int line);
+  [[nodiscard]] event_wait upload_wait();
+  void release() noexcept;
 
   nccl_comm owned_;
   ncclComm_t comm_ = nullptr;
   rank_t rank_ = 0;
   rank_t size_ = 1;
+  int device_ = 0;
   communicator_options options_;
+  cudaEvent_t idle_ = nullptr;         // recorded after the last work this communicator enqueued
+  cudaStream_t last_stream_ = nullptr; // the stream idle_ was recorded on
+  bool idle_recorded_ = false;
   device_buffer workspace_;
   device_buffer hash_device_; // 16 words: the hash all-reduce
   pinned_buffer hash_host_;

@@ -28,6 +28,15 @@ namespace orch::cuda {
 /// that one huge item spreads over the whole GPU.
 inline constexpr bytes_t default_tile_bytes = 16384;
 
+/// How pack and unpack run a copy program on the GPU.
+enum class copy_engine {
+  /// cub::DeviceMemcpy::Batched over the program's entries (CUB, shipped with the CUDA
+  /// toolkit's CCCL): the default until scripts/device-check.sh measures the tiles faster.
+  cub_batched,
+  /// The module's own kernel: one warp per tile of at most tile_bytes (tile_at below).
+  tiles
+};
+
 /// A list of copies dst[dst_offsets[e], +sizes[e]) = src[src_offsets[e], +sizes[e]) split
 /// into tiles: entry e owns tiles first_tile[e] .. first_tile[e + 1] - 1, tile t belongs to
 /// entry tile_entry[t] and covers bytes [(t - first_tile[e]) · tile_bytes, +tile_bytes) of it

@@ -5,6 +5,8 @@
 
 #include <orch/types.hpp>
 
+#include <functional>
+
 namespace orch::cuda {
 
 /// Device memory from cudaMalloc, grown on demand. Contents are not preserved by reserve().
@@ -23,6 +25,12 @@ public:
   /// be in use by queued work) and then reallocates: call it outside the training step.
   /// Complexity: O(1) when large enough. Throws: cuda_error, orch::invalid_argument (< 0).
   void reserve(bytes_t bytes);
+  /// At least `bytes` bytes; growing first calls `wait_unused`, which returns once no queued
+  /// work uses the current memory (or throws), instead of an unbounded cudaDeviceSynchronize.
+  /// A communicator passes a wait with its deadline that aborts it on a hung peer.
+  /// Complexity: O(1) when large enough. Throws: whatever wait_unused throws, cuda_error,
+  /// orch::invalid_argument (< 0).
+  void reserve(bytes_t bytes, const std::function<void()>& wait_unused);
   /// The memory (nullptr while empty). Complexity: O(1).
   [[nodiscard]] void* data() const noexcept { return data_; }
   /// Capacity in bytes. Complexity: O(1).
@@ -47,6 +55,9 @@ public:
   /// At least `bytes` bytes; growing synchronises the device first (queued copies may still
   /// read the old memory). Throws: cuda_error, orch::invalid_argument (< 0).
   void reserve(bytes_t bytes);
+  /// At least `bytes` bytes; growing first calls `wait_unused` (as device_buffer's overload).
+  /// Throws: whatever wait_unused throws, cuda_error, orch::invalid_argument (< 0).
+  void reserve(bytes_t bytes, const std::function<void()>& wait_unused);
   /// The memory (nullptr while empty). Complexity: O(1).
   [[nodiscard]] void* data() const noexcept { return data_; }
   /// Capacity in bytes. Complexity: O(1).

@@ -10,9 +10,16 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 
 namespace orch::cuda {
+
+/// A wait for a CUDA event: returns once `event` has completed, or throws; `what` names the
+/// wait for the error message. An empty event_wait means cudaEventSynchronize (no deadline);
+/// a communicator passes its bounded wait (deadline, asynchronous-error polling, abort).
+using event_wait = std::function<void(cudaEvent_t event, const char* what)>;
 
 /// One rank's view on the GPU. upload() builds the pack and unpack programs on the host,
 /// writes them to pinned memory and enqueues one host → device copy on the stream; kernels
@@ -20,7 +27,9 @@ namespace orch::cuda {
 /// available for the transfers (view()).
 ///
 /// Use one stream per device_plan: a later upload() is ordered after earlier kernels only on
-/// the same stream. Move-only; destruction never throws (it waits for its last copy).
+/// the same stream. Both copy engines (copy_engine) can run the same upload: the tile arrays
+/// and CUB's temporary storage are both prepared. Move-only; destruction never throws (it
+/// waits for its last copy).
 class device_plan {
 public:
   device_plan() = default;
@@ -30,12 +39,16 @@ public:
   device_plan(const device_plan&) = delete;
   device_plan& operator=(const device_plan&) = delete;
 
-  /// Uploads `view` (of a plan whose hash() is `plan_hash`) on `stream`. Waits only for the
-  /// previous upload's host → device copy (the pinned memory is reused), never for kernels.
+  /// Uploads `view` (of a plan whose hash() is `plan_hash`) on `stream`. Waits, through
+  /// `wait`, for the previous upload's host → device copy (the pinned memory is reused) and,
+  /// only when the device arrays must grow, for the work queued on `stream` so far (the
+  /// kernels that read the old arrays). All host work (building the programs, which may
+  /// throw) happens before any wait or copy; on an exception the previous upload stays intact.
   /// Complexity: O(entries + tiles) host work, one asynchronous copy.
-  /// Throws: cuda_error, orch::invalid_argument (malformed view, bad tile_bytes).
+  /// Throws: cuda_error, orch::invalid_argument (malformed view, bad tile_bytes), whatever
+  /// `wait` throws (timeout_error, nccl_error from a communicator's wait).
   void upload(rank_view view, std::uint64_t plan_hash, cudaStream_t stream,
-              bytes_t tile_bytes = default_tile_bytes);
+              bytes_t tile_bytes = default_tile_bytes, const event_wait& wait = {});
 
   /// The view last uploaded. Complexity: O(1).
   [[nodiscard]] const rank_view& view() const noexcept { return view_; }
@@ -47,6 +60,14 @@ public:
   [[nodiscard]] copy_program_ref unpack_program() const noexcept;
   /// Bytes of the uploaded arrays (8 per entry and tile, both programs). Complexity: O(1).
   [[nodiscard]] bytes_t uploaded_bytes() const noexcept { return words_ * 8; }
+  /// CUB's temporary storage for the batched copies of either program (device memory).
+  /// Complexity: O(1).
+  [[nodiscard]] void* batched_temp() const noexcept { return temp_.data(); }
+  /// Its size in bytes (at least what cub::DeviceMemcpy::Batched asked for the larger
+  /// program). Complexity: O(1).
+  [[nodiscard]] std::size_t batched_temp_bytes() const noexcept {
+    return static_cast<std::size_t>(temp_.size());
+  }
 
 private:
   rank_view view_;
@@ -56,6 +77,7 @@ private:
   bytes_t words_ = 0;
   pinned_buffer host_;
   device_buffer device_;
+  device_buffer temp_;           // CUB's temporary storage
   cudaEvent_t copied_ = nullptr; // recorded after the last host → device copy
 };
 
