@@ -3,7 +3,8 @@
 # Idempotent and quiet when everything is present. Needs root (or sudo) only to install.
 set -euo pipefail
 
-packages=(cmake make g++ clang clang-format doctest-dev libeigen3-dev nlohmann-json3-dev libbenchmark-dev python3)
+packages=(cmake make g++ clang clang-format doctest-dev libeigen3-dev nlohmann-json3-dev libbenchmark-dev python3
+          libopenmpi-dev openmpi-bin)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
