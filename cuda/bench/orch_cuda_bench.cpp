@@ -18,6 +18,7 @@
 #include <orch/plan.hpp>
 #include <orch/schedule.hpp>
 #include <orch/topology.hpp>
+#include <orch/transport/program.hpp>
 
 #include <cuda_runtime_api.h>
 
@@ -114,7 +115,7 @@ pack_result pack_case(const char* name, bytes_t lo, bytes_t hi, bytes_t total,
   }
   ORCH_CUDA_CHECK(cudaMemcpy(src.data(), host.data(), host.size(), cudaMemcpyHostToDevice));
   oc::device_plan dplan;
-  dplan.upload(view, plan.hash(), stream);
+  dplan.upload(orch::transport::make_flat_program(plan, 0), stream);
   // Validate once per engine: pack on the GPU equals orch::pack, unpack equals orch::unpack.
   std::vector<std::byte> want_pack(host.size());
   orch::pack(view, host, want_pack);

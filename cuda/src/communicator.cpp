@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <orch/config.hpp>
-#include <orch/cuda/bounded_wait.hpp>
 #include <orch/cuda/communicator.hpp>
 #include <orch/cuda/copy_program.hpp>
 #include <orch/cuda/error.hpp>
 #include <orch/cuda/kernels.hpp>
 #include <orch/cuda/nccl_group.hpp>
-#include <orch/cuda/transfers.hpp>
-#include <orch/detail/checked.hpp>
+#include <orch/cuda/poll_rules.hpp>
+#include <orch/transport/hash_agreement.hpp>
+#include <orch/transport/program.hpp>
+#include <orch/transport/watchdog.hpp>
 
 #include <cuda_runtime_api.h>
 
@@ -17,7 +18,6 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
-#include <thread>
 #include <utility>
 
 namespace orch::cuda {
@@ -75,13 +75,17 @@ void nccl_comm::abort() noexcept {
 
 namespace {
 
-constexpr std::size_t max_hashes = 8;
-
 work_state work_of(cudaError_t e) noexcept {
   if (e == cudaSuccess) {
     return work_state::done;
   }
   return e == cudaErrorNotReady ? work_state::pending : work_state::failed;
+}
+
+transport::wait_options wait_options_of(const communicator_options& o) {
+  transport::wait_options w;
+  w.timeout = o.timeout;
+  return w;
 }
 
 } // namespace
@@ -97,8 +101,8 @@ communicator::communicator(ncclComm_t comm, communicator_options options)
 
 communicator::communicator(nccl_comm&& comm, communicator_options options)
     : owned_(std::move(comm)), comm_(owned_.get()), options_(options) {
-  // Owned from here on: if init() throws, owned_'s destructor destroys the handle (or abort()
-  // already released it).
+  // Owned from here on: if init() throws, owned_'s destructor destroys the handle (or the
+  // abort already released it).
   init();
 }
 
@@ -106,8 +110,10 @@ void communicator::init() {
   if (comm_ == nullptr) {
     throw_invalid_argument("orch::cuda::communicator: null ncclComm_t");
   }
+  // The rank is not known before the communicator is ready: -1 in a timeout's message.
+  watchdog_ = transport::watchdog(-1, wait_options_of(options_));
   // A borrowed non-blocking communicator may still be initialising: wait until it is ready.
-  wait_ready("orch::cuda::communicator (waiting for the communicator to be ready)");
+  wait_ready("orch::cuda::communicator (waiting for the NCCL communicator to be ready)");
   int rank = 0;
   int count = 0;
   ORCH_COMM_CALL(ncclCommUserRank(comm_, &rank));
@@ -115,6 +121,7 @@ void communicator::init() {
   ORCH_COMM_CALL(ncclCommCuDevice(comm_, &device_));
   rank_ = rank;
   size_ = count;
+  watchdog_ = transport::watchdog(rank_, wait_options_of(options_));
 }
 
 communicator::~communicator() {
@@ -124,7 +131,7 @@ communicator::~communicator() {
 communicator::communicator(communicator&& other) noexcept
     : owned_(std::move(other.owned_)), comm_(std::exchange(other.comm_, nullptr)),
       rank_(other.rank_), size_(other.size_), device_(other.device_), options_(other.options_),
-      idle_(std::exchange(other.idle_, nullptr)),
+      watchdog_(other.watchdog_), idle_(std::exchange(other.idle_, nullptr)),
       last_stream_(std::exchange(other.last_stream_, nullptr)),
       idle_recorded_(std::exchange(other.idle_recorded_, false)),
       workspace_(std::move(other.workspace_)), hash_device_(std::move(other.hash_device_)),
@@ -140,6 +147,7 @@ communicator& communicator::operator=(communicator&& other) noexcept {
     size_ = other.size_;
     device_ = other.device_;
     options_ = other.options_;
+    watchdog_ = other.watchdog_;
     idle_ = std::exchange(other.idle_, nullptr);
     last_stream_ = std::exchange(other.last_stream_, nullptr);
     idle_recorded_ = std::exchange(other.idle_recorded_, false);
@@ -159,19 +167,23 @@ void communicator::release() noexcept {
   }
   idle_recorded_ = false;
   last_stream_ = nullptr;
-  // The owned handle (if any) is destroyed by owned_'s destructor or move-assignment; the
-  // borrowed one is only forgotten.
+  // The owned handle (if any) is destroyed by this assignment; a borrowed one is forgotten.
   owned_ = nccl_comm();
   comm_ = nullptr;
 }
 
-void communicator::abort() noexcept {
+void communicator::abort_handle() noexcept {
   if (comm_ != nullptr) {
     static_cast<void>(ncclCommAbort(comm_));
   }
   // An aborted handle must not be destroyed again: forget it whether owned or borrowed.
   static_cast<void>(owned_.release());
   comm_ = nullptr;
+}
+
+void communicator::abort() noexcept {
+  watchdog_.abort_now([this]() noexcept { abort_handle(); });
+  abort_handle(); // also when the watchdog was aborted already (nothing left then)
 }
 
 void communicator::take(int result, const char* call, const char* file, int line) {
@@ -186,73 +198,57 @@ void communicator::take(int result, const char* call, const char* file, int line
   }
 }
 
-// The one wait of the communicator: polls `poll_work` and ncclCommGetAsyncError until both
-// are done, and on any failure or the deadline aborts first, then throws.
+// The one wait of the backend: the core's watchdog (deadline, abort, then throw) over polls of
+// `poll_work` and ncclCommGetAsyncError, judged by judge_poll. A failed poll throws from inside
+// the poll, so the watchdog aborts the communicator before the exception leaves.
 template <class PollWork>
-static void wait_or_abort(communicator& self, ncclComm_t comm, rank_t rank,
-                          std::chrono::milliseconds timeout, const char* where,
-                          PollWork&& poll_work) {
-  cudaError_t work_error = cudaSuccess;
-  ncclResult_t comm_error = ncclSuccess;
-  const auto step = bounded_wait(
+void communicator::wait(const char* where, PollWork&& poll_work) {
+  const ncclComm_t comm = comm_;
+  watchdog_.wait(
+      where,
       [&] {
-        const cudaError_t e = poll_work();
-        work_error = e;
-        return work_of(e);
-      },
-      [&] {
-        if (comm == nullptr) {
-          return comm_state::ready;
-        }
+        const cudaError_t work = poll_work();
         ncclResult_t async = ncclSuccess;
-        const ncclResult_t r = ncclCommGetAsyncError(comm, &async);
-        comm_error = r != ncclSuccess ? r : async;
-        if (comm_error == ncclSuccess) {
-          return comm_state::ready;
+        if (comm != nullptr) {
+          const ncclResult_t r = ncclCommGetAsyncError(comm, &async);
+          async = r != ncclSuccess ? r : async;
         }
-        return comm_error == ncclInProgress ? comm_state::in_progress : comm_state::failed;
+        const comm_state c = async == ncclSuccess      ? comm_state::ready
+                             : async == ncclInProgress ? comm_state::in_progress
+                                                       : comm_state::failed;
+        switch (judge_poll(work_of(work), c)) {
+        case poll_verdict::done:
+          return transport::poll_status::done;
+        case poll_verdict::pending:
+          return transport::poll_status::pending;
+        case poll_verdict::device_error:
+          throw cuda_error(static_cast<int>(work),
+                           orch::detail::message(where, ": rank ", rank_, " got the CUDA error ",
+                                                 cudaGetErrorName(work), " (",
+                                                 cudaGetErrorString(work),
+                                                 "); the communicator was aborted"));
+        case poll_verdict::comm_error:
+          break;
+        }
+        throw nccl_error(
+            static_cast<int>(async),
+            orch::detail::message(where, ": rank ", rank_, " got the asynchronous NCCL error ",
+                                  detail::nccl_result_name(static_cast<int>(async)), " (",
+                                  ncclGetErrorString(async), "); the communicator was aborted"));
       },
-      wait_clock::now() + timeout, [] { return wait_clock::now(); },
-      [] { std::this_thread::sleep_for(std::chrono::microseconds(50)); });
-  switch (step) {
-  case wait_step::finish:
-  case wait_step::keep_polling: // never returned by bounded_wait
-    return;
-  case wait_step::abort_device_error:
-    self.abort();
-    throw cuda_error(static_cast<int>(work_error),
-                     orch::detail::message(where, ": rank ", rank, " got the CUDA error ",
-                                           cudaGetErrorName(work_error), " (",
-                                           cudaGetErrorString(work_error),
-                                           "); the communicator was aborted"));
-  case wait_step::abort_comm_error:
-    self.abort();
-    throw nccl_error(
-        static_cast<int>(comm_error),
-        orch::detail::message(where, ": rank ", rank, " got the asynchronous NCCL error ",
-                              detail::nccl_result_name(static_cast<int>(comm_error)), " (",
-                              ncclGetErrorString(comm_error), "); the communicator was aborted"));
-  case wait_step::abort_timeout:
-    self.abort();
-    throw timeout_error(orch::detail::message(
-        where, ": rank ", rank, " waited more than ", timeout.count(),
-        " ms (a peer that never joined, or ranks running different exchanges); the "
-        "communicator was aborted"));
-  }
+      [this]() noexcept { abort_handle(); });
 }
 
 void communicator::wait_event(cudaEvent_t event, const char* where) {
-  wait_or_abort(*this, comm_, rank_, options_.timeout, where,
-                [event] { return cudaEventQuery(event); });
+  wait(where, [event] { return cudaEventQuery(event); });
 }
 
 void communicator::wait_ready(const char* where) {
-  wait_or_abort(*this, comm_, rank_, options_.timeout, where, [] { return cudaSuccess; });
+  wait(where, [] { return cudaSuccess; });
 }
 
 void communicator::synchronize(cudaStream_t stream) {
-  wait_or_abort(*this, comm_, rank_, options_.timeout, "orch::cuda::communicator::synchronize",
-                [stream] { return cudaStreamQuery(stream); });
+  wait("orch::cuda::communicator::synchronize", [stream] { return cudaStreamQuery(stream); });
 }
 
 event_wait communicator::upload_wait() {
@@ -260,8 +256,9 @@ event_wait communicator::upload_wait() {
 }
 
 void communicator::begin(const char* where, cudaStream_t stream) {
+  watchdog_.check_usable(where); // aborted: aborted_error, never a wait
   if (comm_ == nullptr) {
-    throw_invalid_argument(where, ": the communicator was aborted or moved from");
+    throw_invalid_argument(where, ": the communicator was moved from");
   }
   int current = 0;
   ORCH_CUDA_CHECK(cudaGetDevice(&current));
@@ -292,6 +289,7 @@ void communicator::grow_workspace(bytes_t bytes, cudaStream_t stream) {
 
 void communicator::reserve(bytes_t bytes) {
   const char* where = "orch::cuda::communicator::reserve";
+  watchdog_.check_usable(where);
   if (comm_ != nullptr) {
     int current = 0;
     ORCH_CUDA_CHECK(cudaGetDevice(&current));
@@ -305,15 +303,11 @@ void communicator::reserve(bytes_t bytes) {
 }
 
 bytes_t communicator::workspace_bytes(const exchange_plan& plan, rank_t rank) {
-  return make_flat_workspace(plan.view(rank)).total;
+  return transport::make_flat_program(plan, rank).workspace.end;
 }
 
 bytes_t communicator::staging_bytes(const node_schedule& schedule, rank_t rank) {
-  const bytes_t staging =
-      align_workspace(schedule.inter_node.destination_bytes(rank)); // validates rank
-  const bytes_t stages = std::max(make_flat_workspace(schedule.inter_node.view(rank)).total,
-                                  make_flat_workspace(schedule.intra_node.view(rank)).total);
-  return orch::detail::checked_add(staging, stages, "orch::cuda::communicator::staging_bytes");
+  return transport::make_nodewise_program(schedule, rank).workspace.end;
 }
 
 void communicator::exchange(const exchange_plan& plan, const void* d_src, void* d_dst,
@@ -324,12 +318,14 @@ void communicator::exchange(const exchange_plan& plan, const void* d_src, void* 
                            size_);
   }
   begin(where, stream);
-  const std::uint64_t hash = plan.hash();
+  auto program = transport::make_flat_program(plan, rank_);
   if (options_.check_plan_hash) {
+    const std::uint64_t hash = program.plan_hash;
     check_plan_hashes(std::span<const std::uint64_t>(&hash, 1), stream);
   }
-  first_.upload(plan.view(rank_), hash, stream, options_.tile_bytes, upload_wait());
-  grow_workspace(make_flat_workspace(first_.view()).total, stream);
+  const bytes_t need = program.workspace.end;
+  first_.upload(std::move(program), stream, options_.tile_bytes, upload_wait());
+  grow_workspace(need, stream);
   run_flat(first_, d_src, d_dst, static_cast<std::byte*>(workspace_.data()), stream);
   end(stream);
 }
@@ -342,31 +338,34 @@ void communicator::exchange(const node_schedule& schedule, const void* d_src, vo
                            " ranks but the communicator has ", size_);
   }
   begin(where, stream);
-  const std::uint64_t hashes[2] = {schedule.inter_node.hash(), schedule.intra_node.hash()};
+  auto program = transport::make_nodewise_program(schedule, rank_);
   if (options_.check_plan_hash) {
+    const auto hashes = program.plan_hashes();
     check_plan_hashes(hashes, stream);
   }
-  first_.upload(schedule.inter_node.view(rank_), hashes[0], stream, options_.tile_bytes,
-                upload_wait());
-  second_.upload(schedule.intra_node.view(rank_), hashes[1], stream, options_.tile_bytes,
-                 upload_wait());
-  const bytes_t staging = align_workspace(first_.view().destination_bytes);
-  grow_workspace(staging_bytes(schedule, rank_), stream);
+  const transport::nodewise_workspace layout = program.workspace;
+  first_.upload(std::move(program.inter_node), stream, options_.tile_bytes, upload_wait());
+  second_.upload(std::move(program.intra_node), stream, options_.tile_bytes, upload_wait());
+  grow_workspace(layout.end, stream);
+  // Stage 1 lands in the staging buffer, stage 2 reads it; the stages' own buffers are at
+  // their programs' workspace offsets, past the staging buffer.
   auto* base = static_cast<std::byte*>(workspace_.data());
-  run_flat(first_, d_src, base, base + staging, stream);
-  run_flat(second_, base, d_dst, base + staging, stream);
+  run_flat(first_, d_src, base + layout.staging_offset, base, stream);
+  run_flat(second_, base + layout.staging_offset, d_dst, base, stream);
   end(stream);
 }
 
 void communicator::exchange(const device_plan& uploaded, const void* d_src, void* d_dst,
                             cudaStream_t stream, void* d_workspace) {
   const char* where = "orch::cuda::communicator::exchange";
-  if (uploaded.view().rank != rank_) {
-    throw_invalid_argument(where, ": view of rank ", uploaded.view().rank, " on rank ", rank_);
+  const auto& program = uploaded.program();
+  if (program.rank != rank_ || program.ranks != size_) {
+    throw_invalid_argument(where, ": a program of rank ", program.rank, " of ", program.ranks,
+                           " on rank ", rank_, " of ", size_);
   }
   begin(where, stream);
   if (d_workspace == nullptr) {
-    grow_workspace(make_flat_workspace(uploaded.view()).total, stream);
+    grow_workspace(program.workspace.end, stream);
     d_workspace = workspace_.data();
   }
   run_flat(uploaded, d_src, d_dst, static_cast<std::byte*>(d_workspace), stream);
@@ -375,84 +374,66 @@ void communicator::exchange(const device_plan& uploaded, const void* d_src, void
 
 void communicator::run_flat(const device_plan& plan, const void* d_src, void* d_dst,
                             std::byte* d_workspace, cudaStream_t stream) {
-  const rank_view& view = plan.view();
-  const flat_workspace w = make_flat_workspace(view);
-  // All fallible host work before the group opens (see nccl_group).
-  const auto ops = make_p2p_ops(view);
+  const transport::flat_program& program = plan.program();
+  const transport::transfer_list& t = program.transfers;
   const auto* send = static_cast<const std::byte*>(d_src);
-  if (!view.pack_is_identity) {
-    pack(plan, d_src, d_workspace + w.send_offset, stream, options_.engine);
-    send = d_workspace + w.send_offset;
+  if (!program.pack.identity) {
+    pack(plan, d_src, d_workspace + program.workspace.send_offset, stream, options_.engine);
+    send = d_workspace + program.workspace.send_offset;
   }
-  auto* recv =
-      view.unpack_is_identity ? static_cast<std::byte*>(d_dst) : d_workspace + w.recv_offset;
-  const bool self_in_group = options_.self_through_nccl;
-  bool grouped = false;
-  for (const auto& op : ops) {
-    if (op.what == p2p_op::kind::self_copy && !self_in_group) {
-      // The self chunk outside the group: ordered on the stream before the NCCL kernel.
-      ORCH_CUDA_CHECK(cudaMemcpyAsync(recv + op.recv_offset, send + op.send_offset,
-                                      static_cast<std::size_t>(op.bytes), cudaMemcpyDeviceToDevice,
-                                      stream));
-    } else {
-      grouped = true;
-    }
+  auto* recv = program.unpack.identity ? static_cast<std::byte*>(d_dst)
+                                       : d_workspace + program.workspace.recv_offset;
+  const bool self_in_group = options_.self_through_nccl && t.self.bytes > 0;
+  if (t.self.bytes > 0 && !self_in_group) {
+    // The self chunk outside the group: ordered on the stream before the NCCL kernel.
+    ORCH_CUDA_CHECK(cudaMemcpyAsync(recv + t.self.recv_offset, send + t.self.send_offset,
+                                    static_cast<std::size_t>(t.self.bytes),
+                                    cudaMemcpyDeviceToDevice, stream));
   }
-  if (grouped) {
+  if (self_in_group || !t.sends.empty() || !t.recvs.empty()) {
+    // The transfer lists were built before the group opens: only NCCL calls can throw inside.
     nccl_group group; // closes the group if a call below throws
-    for (const auto& op : ops) {
-      const auto n = static_cast<std::size_t>(op.bytes);
-      if (op.what == p2p_op::kind::send) {
-        ORCH_COMM_CALL(ncclSend(send + op.send_offset, n, ncclUint8, op.peer, comm_, stream));
-      } else if (op.what == p2p_op::kind::recv) {
-        ORCH_COMM_CALL(ncclRecv(recv + op.recv_offset, n, ncclUint8, op.peer, comm_, stream));
-      } else if (self_in_group) {
-        ORCH_COMM_CALL(ncclSend(send + op.send_offset, n, ncclUint8, rank_, comm_, stream));
-        ORCH_COMM_CALL(ncclRecv(recv + op.recv_offset, n, ncclUint8, rank_, comm_, stream));
-      }
+    for (const auto& c : t.sends) {
+      ORCH_COMM_CALL(ncclSend(send + c.offset, static_cast<std::size_t>(c.bytes), ncclUint8, c.peer,
+                              comm_, stream));
+    }
+    for (const auto& c : t.recvs) {
+      ORCH_COMM_CALL(ncclRecv(recv + c.offset, static_cast<std::size_t>(c.bytes), ncclUint8, c.peer,
+                              comm_, stream));
+    }
+    if (self_in_group) {
+      const auto n = static_cast<std::size_t>(t.self.bytes);
+      ORCH_COMM_CALL(ncclSend(send + t.self.send_offset, n, ncclUint8, rank_, comm_, stream));
+      ORCH_COMM_CALL(ncclRecv(recv + t.self.recv_offset, n, ncclUint8, rank_, comm_, stream));
     }
     ORCH_COMM_CALL(group.end());
   }
-  if (!view.unpack_is_identity) {
+  if (!program.unpack.identity) {
     unpack(plan, recv, d_dst, stream, options_.engine);
   }
 }
 
 void communicator::check_plan_hashes(std::span<const std::uint64_t> hashes, cudaStream_t stream) {
   const char* where = "orch::cuda::communicator::check_plan_hashes";
-  if (hashes.size() > max_hashes) {
-    throw_invalid_argument(where, ": ", hashes.size(), " hashes, at most ", max_hashes);
-  }
+  auto words = transport::make_agreement_words(hashes); // validates the count
   begin(where, stream);
-  const std::size_t n = hashes.size();
-  const auto bytes = static_cast<bytes_t>(2 * max_hashes * sizeof(std::uint64_t));
+  const auto n = words.span().size();
+  const auto bytes = static_cast<bytes_t>(sizeof(words.words));
   // Fixed size: allocated once, so growth never waits.
   hash_device_.reserve(bytes, [] {});
   hash_host_.reserve(bytes, [] {});
   auto* host = static_cast<std::uint64_t*>(hash_host_.data());
-  // max(h) and max(~h) = ~min(h) in one all-reduce: all equal iff max == ~max(~h).
-  for (std::size_t i = 0; i < n; ++i) {
-    host[i] = hashes[i];
-    host[n + i] = ~hashes[i];
-  }
-  ORCH_CUDA_CHECK(cudaMemcpyAsync(hash_device_.data(), host, 2 * n * sizeof(std::uint64_t),
+  std::memcpy(host, words.span().data(), n * sizeof(std::uint64_t));
+  ORCH_CUDA_CHECK(cudaMemcpyAsync(hash_device_.data(), host, n * sizeof(std::uint64_t),
                                   cudaMemcpyHostToDevice, stream));
-  ORCH_COMM_CALL(ncclAllReduce(hash_device_.data(), hash_device_.data(), 2 * n, ncclUint64, ncclMax,
+  ORCH_COMM_CALL(ncclAllReduce(hash_device_.data(), hash_device_.data(), n, ncclUint64, ncclMax,
                                comm_, stream));
-  ORCH_CUDA_CHECK(cudaMemcpyAsync(host, hash_device_.data(), 2 * n * sizeof(std::uint64_t),
+  ORCH_CUDA_CHECK(cudaMemcpyAsync(host, hash_device_.data(), n * sizeof(std::uint64_t),
                                   cudaMemcpyDeviceToHost, stream));
   end(stream);
   synchronize(stream);
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::uint64_t max = host[i];
-    const std::uint64_t min = ~host[n + i];
-    if (max != min) {
-      throw plan_mismatch_error(orch::detail::message(
-          "orch::cuda::communicator: rank ", rank_, " holds plan hash ", hashes[i], " (hash ", i,
-          ") but the ranks' hashes range over [", min, ", ", max,
-          "]: the ranks built different plans; no payload was moved"));
-    }
-  }
+  transport::check_agreement(hashes, std::span<const std::uint64_t>(host, n), rank_,
+                             "orch::cuda::communicator");
 }
 
 #undef ORCH_COMM_CALL

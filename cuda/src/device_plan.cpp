@@ -23,7 +23,7 @@ device_plan::~device_plan() {
 }
 
 device_plan::device_plan(device_plan&& other) noexcept
-    : view_(std::move(other.view_)), hash_(other.hash_), pack_(other.pack_), unpack_(other.unpack_),
+    : program_(std::move(other.program_)), pack_(other.pack_), unpack_(other.unpack_),
       words_(other.words_), host_(std::move(other.host_)), device_(std::move(other.device_)),
       temp_(std::move(other.temp_)), copied_(std::exchange(other.copied_, nullptr)) {}
 
@@ -33,8 +33,7 @@ device_plan& device_plan::operator=(device_plan&& other) noexcept {
       static_cast<void>(cudaEventSynchronize(copied_));
       static_cast<void>(cudaEventDestroy(copied_));
     }
-    view_ = std::move(other.view_);
-    hash_ = other.hash_;
+    program_ = std::move(other.program_);
     pack_ = other.pack_;
     unpack_ = other.unpack_;
     words_ = other.words_;
@@ -46,12 +45,12 @@ device_plan& device_plan::operator=(device_plan&& other) noexcept {
   return *this;
 }
 
-void device_plan::upload(rank_view view, std::uint64_t plan_hash, cudaStream_t stream,
-                         bytes_t tile_bytes, const event_wait& wait) {
-  // Host work first: a malformed view throws before anything is waited for or enqueued.
+void device_plan::upload(transport::flat_program program, cudaStream_t stream, bytes_t tile_bytes,
+                         const event_wait& wait) {
+  // Host work first: a bad tile size throws before anything is waited for or enqueued.
   std::vector<std::int64_t> words;
-  const auto pack = make_pack_program(view, tile_bytes);
-  const auto unpack = make_unpack_program(view, tile_bytes);
+  const auto pack = make_copy_program(program.pack, tile_bytes);
+  const auto unpack = make_copy_program(program.unpack, tile_bytes);
   words.reserve(static_cast<std::size_t>(2 * (pack.entries() + unpack.entries()) + 2 +
                                          pack.tiles() + unpack.tiles()));
   const program_slots pack_slots = append_program(words, pack);
@@ -88,8 +87,7 @@ void device_plan::upload(rank_view view, std::uint64_t plan_hash, cudaStream_t s
                                     cudaMemcpyHostToDevice, stream));
   }
   ORCH_CUDA_CHECK(cudaEventRecord(copied_, stream));
-  view_ = std::move(view);
-  hash_ = plan_hash;
+  program_ = std::move(program);
   pack_ = pack_slots;
   unpack_ = unpack_slots;
   words_ = static_cast<bytes_t>(words.size());

@@ -160,8 +160,8 @@ void pack(const device_plan& plan, const void* d_source, void* d_send, cudaStrea
   if (engine == copy_engine::tiles) {
     launch_copy(plan.pack_program(), d_source, d_send, stream);
   } else {
-    launch_batched_copy(plan.pack_program(), static_cast<index_t>(plan.view().send_sizes.size()),
-                        d_source, d_send, plan.batched_temp(), plan.batched_temp_bytes(), stream);
+    launch_batched_copy(plan.pack_program(), plan.program().pack.entries(), d_source, d_send,
+                        plan.batched_temp(), plan.batched_temp_bytes(), stream);
   }
 }
 
@@ -170,9 +170,8 @@ void unpack(const device_plan& plan, const void* d_recv, void* d_destination, cu
   if (engine == copy_engine::tiles) {
     launch_copy(plan.unpack_program(), d_recv, d_destination, stream);
   } else {
-    launch_batched_copy(plan.unpack_program(), static_cast<index_t>(plan.view().recv_sizes.size()),
-                        d_recv, d_destination, plan.batched_temp(), plan.batched_temp_bytes(),
-                        stream);
+    launch_batched_copy(plan.unpack_program(), plan.program().unpack.entries(), d_recv,
+                        d_destination, plan.batched_temp(), plan.batched_temp_bytes(), stream);
   }
 }
 

@@ -4,8 +4,10 @@
 #include <orch/cuda/error.hpp>
 #include <orch/cuda/kernels.hpp>
 #include <orch/cuda/loopback.hpp>
-#include <orch/cuda/transfers.hpp>
 #include <orch/detail/checked.hpp>
+#include <orch/transport/program.hpp>
+#include <orch/transport/routes.hpp>
+#include <orch/transport/workspace.hpp>
 
 #include <cuda_runtime_api.h>
 
@@ -33,18 +35,25 @@ loopback::loopback(rank_t ranks, bytes_t tile_bytes, copy_engine engine)
   workspaces_.resize(static_cast<std::size_t>(ranks));
 }
 
-void loopback::prepare_stage(std::size_t stage, const exchange_plan& plan, cudaStream_t stream) {
+// Every rank's program of `plan` with its workspace regions from `base` (past the staging
+// buffer in a node-wise exchange), and the routes between the ranks' buffers.
+void loopback::prepare_stage(std::size_t stage, const exchange_plan& plan, bytes_t base,
+                             cudaStream_t stream) {
   std::vector<rank_view> views;
   views.reserve(stages_[stage].size());
   for (rank_t r = 0; r < ranks(); ++r) {
     views.push_back(plan.view(r));
   }
-  routes_[stage] = make_routes(views); // validates before anything is enqueued
-  const std::uint64_t hash = plan.hash();
+  routes_[stage] = transport::make_routes(views); // validates before anything is enqueued
+  std::vector<transport::flat_program> programs;
+  programs.reserve(views.size());
+  for (const auto& v : views) {
+    programs.push_back(transport::make_flat_program(v, plan.ranks(), plan.hash(), base));
+  }
   for (std::size_t r = 0; r < views.size(); ++r) {
-    auto& s = stages_[stage][r];
-    s.layout = make_flat_workspace(views[r]);
-    s.plan.upload(std::move(views[r]), hash, stream, tile_bytes_);
+    const bytes_t need = programs[r].workspace.end;
+    stages_[stage][r].upload(std::move(programs[r]), stream, tile_bytes_);
+    workspaces_[r].reserve(need);
   }
 }
 
@@ -54,11 +63,7 @@ void loopback::prepare(const exchange_plan& plan, cudaStream_t stream) {
                            " virtual ranks");
   }
   prepared_stages_ = 0;
-  prepare_stage(0, plan, stream);
-  staging_offset_ = 0;
-  for (std::size_t r = 0; r < workspaces_.size(); ++r) {
-    workspaces_[r].reserve(stages_[0][r].layout.total);
-  }
+  prepare_stage(0, plan, 0, stream);
   prepared_stages_ = 1;
 }
 
@@ -68,18 +73,14 @@ void loopback::prepare(const node_schedule& schedule, cudaStream_t stream) {
                            " ranks for ", ranks(), " virtual ranks");
   }
   prepared_stages_ = 0;
-  prepare_stage(0, schedule.inter_node, stream);
-  prepare_stage(1, schedule.intra_node, stream);
-  // Per rank: [staging | stage workspace]; the staging buffers are stage 1's destinations
-  // and stage 2's sources. One offset for all ranks keeps the layout simple.
-  staging_offset_ = 0;
+  // Per rank: [staging | stage buffers]; the staging buffers are stage 1's destinations and
+  // stage 2's sources. One staging size for all ranks keeps the layout simple.
+  bytes_t staging = 0;
   for (const bytes_t b : schedule.staging_bytes) {
-    staging_offset_ = std::max(staging_offset_, align_workspace(b));
+    staging = std::max(staging, transport::align_up(b));
   }
-  for (std::size_t r = 0; r < workspaces_.size(); ++r) {
-    const bytes_t stages = std::max(stages_[0][r].layout.total, stages_[1][r].layout.total);
-    workspaces_[r].reserve(orch::detail::checked_add(staging_offset_, stages, where));
-  }
+  prepare_stage(0, schedule.inter_node, staging, stream);
+  prepare_stage(1, schedule.intra_node, staging, stream);
   prepared_stages_ = 2;
 }
 
@@ -89,28 +90,28 @@ void loopback::run_stage(std::size_t stage, std::span<const void* const> d_src,
   std::vector<const std::byte*> send(k);
   std::vector<std::byte*> recv(k);
   for (std::size_t r = 0; r < k; ++r) {
-    const auto& s = stages_[stage][r];
-    const rank_view& v = s.plan.view();
-    auto* base = static_cast<std::byte*>(workspaces_[r].data()) + staging_offset_;
-    if (v.pack_is_identity) {
+    const auto& plan = stages_[stage][r];
+    const auto& p = plan.program();
+    auto* base = static_cast<std::byte*>(workspaces_[r].data());
+    if (p.pack.identity) {
       send[r] = static_cast<const std::byte*>(d_src[r]);
     } else {
-      pack(s.plan, d_src[r], base + s.layout.send_offset, stream, engine_);
-      send[r] = base + s.layout.send_offset;
+      pack(plan, d_src[r], base + p.workspace.send_offset, stream, engine_);
+      send[r] = base + p.workspace.send_offset;
     }
     recv[r] =
-        v.unpack_is_identity ? static_cast<std::byte*>(d_dst[r]) : base + s.layout.recv_offset;
+        p.unpack.identity ? static_cast<std::byte*>(d_dst[r]) : base + p.workspace.recv_offset;
   }
-  for (const route& c : routes_[stage]) {
+  for (const transport::route& c : routes_[stage]) {
     ORCH_CUDA_CHECK(
         cudaMemcpyAsync(recv[static_cast<std::size_t>(c.destination)] + c.destination_offset,
                         send[static_cast<std::size_t>(c.source)] + c.source_offset,
                         static_cast<std::size_t>(c.bytes), cudaMemcpyDeviceToDevice, stream));
   }
   for (std::size_t r = 0; r < k; ++r) {
-    const auto& s = stages_[stage][r];
-    if (!s.plan.view().unpack_is_identity) {
-      unpack(s.plan, recv[r], d_dst[r], stream, engine_);
+    const auto& plan = stages_[stage][r];
+    if (!plan.program().unpack.identity) {
+      unpack(plan, recv[r], d_dst[r], stream, engine_);
     }
   }
 }

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copy programs (the arrays the pack / unpack kernels consume): tiling, validation and the CPU
-// emulation of the kernel against orch::pack / orch::unpack.
+// emulation of the kernel on the exchange core's copy lists against orch::pack / orch::unpack.
 #include "cuda_scenarios.hpp"
 
 #include <orch/cuda/copy_program.hpp>
 #include <orch/exchange.hpp>
 #include <orch/plan.hpp>
+#include <orch/transport/copy_list.hpp>
 
 #include <doctest/doctest.h>
 
@@ -104,7 +105,7 @@ TEST_CASE("cuda copy_program: emulated pack and unpack equal orch::pack / orch::
       std::vector<std::byte> want(source.size(), std::byte{0x11});
       orch::pack(v, source, want);
       std::vector<std::byte> got(source.size(), std::byte{0x11});
-      emulate(oc::make_pack_program(v, tile), source, got);
+      emulate(oc::make_copy_program(orch::transport::make_pack_list(v), tile), source, got);
       CHECK(got == want);
 
       std::vector<std::byte> recv(static_cast<std::size_t>(v.destination_bytes));
@@ -114,7 +115,7 @@ TEST_CASE("cuda copy_program: emulated pack and unpack equal orch::pack / orch::
       std::vector<std::byte> want_dst(recv.size(), std::byte{0x22});
       orch::unpack(v, recv, want_dst);
       std::vector<std::byte> got_dst(recv.size(), std::byte{0x22});
-      emulate(oc::make_unpack_program(v, tile), recv, got_dst);
+      emulate(oc::make_copy_program(orch::transport::make_unpack_list(v), tile), recv, got_dst);
       CHECK(got_dst == want_dst);
       ++checked;
     }
@@ -122,26 +123,17 @@ TEST_CASE("cuda copy_program: emulated pack and unpack equal orch::pack / orch::
   CHECK(checked > 500);
 }
 
-TEST_CASE("cuda copy_program: workspaces hold exactly the non-identity buffers, aligned") {
-  for (std::uint64_t seed = 300; seed < 340; ++seed) {
-    const auto s = orch::test::make_cuda_scenario(seed, 5000);
-    CAPTURE(seed);
-    const auto plan = orch::make_plan(s.from, s.to, s.bytes);
-    for (rank_t r = 0; r < plan.ranks(); ++r) {
-      const auto v = plan.view(r);
-      const auto w = oc::make_flat_workspace(v);
-      CHECK(w.send_offset == 0);
-      CHECK(w.send_bytes == (v.pack_is_identity ? 0 : v.source_bytes));
-      CHECK(w.recv_bytes == (v.unpack_is_identity ? 0 : v.destination_bytes));
-      CHECK(w.recv_offset % oc::workspace_alignment == 0);
-      CHECK(w.recv_offset >= w.send_bytes);
-      CHECK(w.total % oc::workspace_alignment == 0);
-      CHECK(w.total >= w.recv_offset + w.recv_bytes);
-      CHECK(w.total < w.recv_offset + w.recv_bytes + oc::workspace_alignment);
-    }
-  }
-  CHECK(oc::align_workspace(0) == 0);
-  CHECK(oc::align_workspace(1) == 256);
-  CHECK(oc::align_workspace(256) == 256);
-  CHECK_THROWS_AS(static_cast<void>(oc::align_workspace(orch::max_cost)), orch::overflow);
+TEST_CASE("cuda copy_program: a merged copy list makes fewer tiles than its items") {
+  // Three contiguous items of 10 bytes each, moved as one block: the core merges them into one
+  // copy, so one 16-byte-tiled program has ceil(30 / 16) = 2 tiles, not 3.
+  const std::vector<bytes_t> src_off{0, 10, 20};
+  const std::vector<bytes_t> dst_off{8, 18, 28};
+  const std::vector<bytes_t> sizes{10, 10, 10};
+  const auto list = orch::transport::make_copy_list(src_off, dst_off, sizes, 30, 38);
+  REQUIRE(list.entries() == 1);
+  const auto p = oc::make_copy_program(list, 16);
+  CHECK(p.entries() == 1);
+  CHECK(p.tiles() == 2);
+  CHECK(p.src_bytes == 30);
+  CHECK(p.dst_bytes == 38);
 }

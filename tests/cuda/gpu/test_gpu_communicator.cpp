@@ -232,6 +232,9 @@ TEST_CASE("gpu communicator: waits on a hung stream end with timeout_error and a
                     oc::timeout_error);
     CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(30));
     CHECK(comm.get() == nullptr); // aborted
+    CHECK(comm.aborted());
+    CHECK_THROWS_AS(comm.exchange(small, d_src.pointer(), d_dst.pointer(), stream),
+                    oc::aborted_error); // refuses at once instead of waiting again
     blocker.release();
   }
   SUBCASE("reserve()") {

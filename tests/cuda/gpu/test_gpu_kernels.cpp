@@ -11,6 +11,7 @@
 #include <orch/cuda/kernels.hpp>
 #include <orch/exchange.hpp>
 #include <orch/plan.hpp>
+#include <orch/transport/program.hpp>
 
 #include <cuda_runtime_api.h>
 
@@ -46,7 +47,8 @@ TEST_CASE("gpu kernels: pack and unpack equal the host reference on seeded scena
       const auto shift_dst = static_cast<bytes_t>((seed * 3) % 16);
       CAPTURE(shift_src);
       CAPTURE(shift_dst);
-      dplan.upload(v, plan.hash(), stream, seed % 4 == 0 ? 16 : oc::default_tile_bytes);
+      dplan.upload(orch::transport::make_flat_program(plan, r), stream,
+                   seed % 4 == 0 ? 16 : oc::default_tile_bytes);
       const auto& source = src[static_cast<std::size_t>(r)];
       const orch::test::device_bytes d_src(source, shift_src);
       const orch::test::device_bytes d_send(v.source_bytes, shift_dst);

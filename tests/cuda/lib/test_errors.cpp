@@ -9,6 +9,7 @@
 #include <orch/plan.hpp>
 #include <orch/schedule.hpp>
 #include <orch/topology.hpp>
+#include <orch/transport/program.hpp>
 
 #include <cuda_runtime_api.h>
 
@@ -61,10 +62,11 @@ TEST_CASE("cuda communicator: workspace and staging sizes are reported in advanc
   for (rank_t r = 0; r < 4; ++r) {
     CAPTURE(r);
     CHECK(oc::communicator::workspace_bytes(plan, r) ==
-          oc::make_flat_workspace(plan.view(r)).total);
+          orch::transport::make_flat_program(plan, r).workspace.end);
     const bytes_t staging = oc::communicator::staging_bytes(sched, r);
     CHECK(staging >= sched.staging_bytes[static_cast<std::size_t>(r)]);
-    CHECK(staging % oc::workspace_alignment == 0);
+    CHECK(staging == orch::transport::make_nodewise_program(sched, r).workspace.end);
+    CHECK(staging % orch::transport::default_alignment == 0);
   }
   CHECK_THROWS_AS(static_cast<void>(oc::communicator::workspace_bytes(plan, 4)),
                   orch::invalid_argument);

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 /// Copy programs: the flat integer arrays the pack / unpack kernels consume (one tile of at
-/// most tile_bytes per warp), built from a rank_view on the host, plus their CPU emulation.
-/// Plain C++: no CUDA needed to build, test or read it.
+/// most tile_bytes per warp), built on the host from the backend-neutral core's copy lists
+/// (orch/transport/copy_list.hpp), plus their CPU emulation. Plain C++: no CUDA needed to
+/// build, test or read it.
 #pragma once
 
 #include <orch/config.hpp>
 #include <orch/detail/checked.hpp>
-#include <orch/plan.hpp>
+#include <orch/transport/copy_list.hpp>
 #include <orch/types.hpp>
 
 #include <cstddef>
@@ -111,20 +112,13 @@ struct copy_program {
   return p;
 }
 
-/// The pack program of a rank: source buffer → send buffer in send order (orch::pack).
-/// Complexity: O(entries + tiles). Throws: as make_copy_program (a malformed view).
-[[nodiscard]] inline copy_program make_pack_program(const rank_view& view,
+/// The copy program of one of the core's copy lists (a rank's pack or unpack copies, zero-byte
+/// items dropped and contiguous runs merged, see transport::make_pack_list).
+/// Complexity: O(entries + tiles). Throws: as make_copy_program.
+[[nodiscard]] inline copy_program make_copy_program(const transport::copy_list& list,
                                                     bytes_t tile_bytes = default_tile_bytes) {
-  return make_copy_program(view.send_source_offsets, view.send_packed_offsets, view.send_sizes,
-                           view.source_bytes, view.source_bytes, tile_bytes);
-}
-
-/// The unpack program of a rank: receive buffer → destination buffer (orch::unpack).
-/// Complexity: O(entries + tiles). Throws: as make_copy_program (a malformed view).
-[[nodiscard]] inline copy_program make_unpack_program(const rank_view& view,
-                                                      bytes_t tile_bytes = default_tile_bytes) {
-  return make_copy_program(view.recv_packed_offsets, view.recv_destination_offsets, view.recv_sizes,
-                           view.destination_bytes, view.destination_bytes, tile_bytes);
+  return make_copy_program(list.src_offsets, list.dst_offsets, list.sizes, list.src_bytes,
+                           list.dst_bytes, tile_bytes);
 }
 
 /// Where a copy program's arrays start inside a flat array of 64-bit words (the layout of the
@@ -203,41 +197,6 @@ inline void run_copy_program(const copy_program_ref& p, const std::byte* src, st
     const tile_copy c = tile_at(p, t);
     std::memcpy(dst + c.dst, src + c.src, static_cast<std::size_t>(c.bytes));
   }
-}
-
-/// Aligns workspace regions so that every region starts on a 256-byte boundary (what
-/// cudaMalloc guarantees for the base), keeping the 16-byte vector path of the kernels.
-inline constexpr bytes_t workspace_alignment = 256;
-
-/// Bytes rounded up to workspace_alignment. Complexity: O(1).
-/// Throws: orch::overflow (does not fit bytes_t).
-[[nodiscard]] inline bytes_t align_workspace(bytes_t bytes) {
-  return orch::detail::checked_mul(orch::detail::ceil_div(bytes, workspace_alignment),
-                                   workspace_alignment, "orch::cuda::align_workspace");
-}
-
-/// Where a flat exchange of one rank keeps its send and receive buffers inside its
-/// workspace: the send buffer only when packing is not the identity (else the source buffer
-/// is sent directly), the receive buffer only when unpacking is not (else it is the
-/// destination buffer).
-struct flat_workspace {
-  bytes_t send_offset = 0;
-  bytes_t send_bytes = 0; ///< 0: the source buffer is the send buffer
-  bytes_t recv_offset = 0;
-  bytes_t recv_bytes = 0; ///< 0: the destination buffer is the receive buffer
-  bytes_t total = 0;      ///< workspace bytes the exchange needs
-};
-
-/// The workspace layout of a flat exchange of `view`. Complexity: O(1).
-/// Throws: orch::overflow.
-[[nodiscard]] inline flat_workspace make_flat_workspace(const rank_view& view) {
-  flat_workspace w;
-  w.send_bytes = view.pack_is_identity ? 0 : view.source_bytes;
-  w.recv_offset = align_workspace(w.send_bytes);
-  w.recv_bytes = view.unpack_is_identity ? 0 : view.destination_bytes;
-  w.total = orch::detail::checked_add(w.recv_offset, align_workspace(w.recv_bytes),
-                                      "orch::cuda::make_flat_workspace");
-  return w;
 }
 
 } // namespace orch::cuda

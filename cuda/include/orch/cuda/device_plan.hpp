@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-/// The device-side copy of one rank's plan view: the pack and unpack copy programs in one
-/// flat device array, uploaded asynchronously through pinned host memory once per step.
+/// The device-side copy of one rank's exchange program (orch/transport/program.hpp): the pack
+/// and unpack copy programs in one flat device array, uploaded asynchronously through pinned
+/// host memory once per step.
 #pragma once
 
 #include <orch/cuda/copy_program.hpp>
 #include <orch/cuda/device_buffer.hpp>
-#include <orch/plan.hpp>
+#include <orch/transport/program.hpp>
 #include <orch/types.hpp>
 
 #include <cuda_runtime_api.h>
@@ -21,10 +22,10 @@ namespace orch::cuda {
 /// a communicator passes its bounded wait (deadline, asynchronous-error polling, abort).
 using event_wait = std::function<void(cudaEvent_t event, const char* what)>;
 
-/// One rank's view on the GPU. upload() builds the pack and unpack programs on the host,
-/// writes them to pinned memory and enqueues one host → device copy on the stream; kernels
-/// enqueued later on the same stream see the new arrays. The host copy of the view stays
-/// available for the transfers (view()).
+/// One rank's flat exchange program on the GPU. upload() builds the tile arrays of its pack and
+/// unpack copy lists on the host, writes them to pinned memory and enqueues one host → device
+/// copy on the stream; kernels enqueued later on the same stream see the new arrays. The host
+/// program stays available for the transfers and the workspace layout (program()).
 ///
 /// Use one stream per device_plan: a later upload() is ordered after earlier kernels only on
 /// the same stream. Both copy engines (copy_engine) can run the same upload: the tile arrays
@@ -39,21 +40,21 @@ public:
   device_plan(const device_plan&) = delete;
   device_plan& operator=(const device_plan&) = delete;
 
-  /// Uploads `view` (of a plan whose hash() is `plan_hash`) on `stream`. Waits, through
+  /// Uploads `program` on `stream`. Waits, through
   /// `wait`, for the previous upload's host → device copy (the pinned memory is reused) and,
   /// only when the device arrays must grow, for the work queued on `stream` so far (the
   /// kernels that read the old arrays). All host work (building the programs, which may
   /// throw) happens before any wait or copy; on an exception the previous upload stays intact.
   /// Complexity: O(entries + tiles) host work, one asynchronous copy.
-  /// Throws: cuda_error, orch::invalid_argument (malformed view, bad tile_bytes), whatever
+  /// Throws: cuda_error, orch::invalid_argument (bad tile_bytes), whatever
   /// `wait` throws (timeout_error, nccl_error from a communicator's wait).
-  void upload(rank_view view, std::uint64_t plan_hash, cudaStream_t stream,
+  void upload(transport::flat_program program, cudaStream_t stream,
               bytes_t tile_bytes = default_tile_bytes, const event_wait& wait = {});
 
-  /// The view last uploaded. Complexity: O(1).
-  [[nodiscard]] const rank_view& view() const noexcept { return view_; }
-  /// The plan hash given to the last upload(). Complexity: O(1).
-  [[nodiscard]] std::uint64_t plan_hash() const noexcept { return hash_; }
+  /// The program last uploaded. Complexity: O(1).
+  [[nodiscard]] const transport::flat_program& program() const noexcept { return program_; }
+  /// Its plan hash. Complexity: O(1).
+  [[nodiscard]] std::uint64_t plan_hash() const noexcept { return program_.plan_hash; }
   /// The pack program (device pointers). Complexity: O(1).
   [[nodiscard]] copy_program_ref pack_program() const noexcept;
   /// The unpack program (device pointers). Complexity: O(1).
@@ -70,8 +71,7 @@ public:
   }
 
 private:
-  rank_view view_;
-  std::uint64_t hash_ = 0;
+  transport::flat_program program_;
   program_slots pack_;
   program_slots unpack_;
   bytes_t words_ = 0;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <orch/config.hpp>
+#include <orch/transport/errors.hpp>
 
 #include <cstdint>
 #include <stdexcept>
@@ -39,21 +40,13 @@ private:
   int code_;
 };
 
-/// Work on a communicator did not finish within its timeout (a peer that never joined, a
-/// plan that disagrees between ranks); the communicator has been aborted.
-class timeout_error final : public std::runtime_error, public orch::error {
-public:
-  using std::runtime_error::runtime_error;
-  [[nodiscard]] const char* what() const noexcept override { return std::runtime_error::what(); }
-};
-
-/// Ranks about to run an exchange hold different plans (their plan hashes differ); no
-/// payload was moved. Raised on every rank, naming the rank, its hash and the min / max.
-class plan_mismatch_error final : public std::runtime_error, public orch::error {
-public:
-  using std::runtime_error::runtime_error;
-  [[nodiscard]] const char* what() const noexcept override { return std::runtime_error::what(); }
-};
+/// The errors every transport backend shares (orch/transport/errors.hpp), under the names
+/// this module has always used: a wait that timed out (the communicator was aborted first),
+/// ranks holding different plans (no payload moved; both hashes named), and a communicator
+/// used after it was aborted.
+using timeout_error = orch::transport::timeout_error;
+using plan_mismatch_error = orch::transport::plan_mismatch_error;
+using aborted_error = orch::transport::aborted_error;
 
 namespace detail {
 /// Throws cuda_error for cudaError_t `code` returned by `call` at file:line.

@@ -7,9 +7,9 @@
 #include <orch/cuda/copy_program.hpp>
 #include <orch/cuda/device_buffer.hpp>
 #include <orch/cuda/device_plan.hpp>
-#include <orch/cuda/transfers.hpp>
 #include <orch/plan.hpp>
 #include <orch/schedule.hpp>
+#include <orch/transport/routes.hpp>
 #include <orch/types.hpp>
 
 #include <cuda_runtime_api.h>
@@ -21,9 +21,10 @@
 namespace orch::cuda {
 
 /// N virtual ranks on the current device. An exchange is prepare() — host planning (every
-/// rank's view, copy programs and chunk routes) and the uploads — then run(): device work
-/// only, for every rank pack, then every chunk with bytes as one cudaMemcpyAsync between the
-/// ranks' buffers (make_routes), then unpack, all on one stream, asynchronously. run() can be
+/// rank's program from the exchange core and the chunk routes, transport::make_routes) and
+/// the uploads — then run(): device work only, for every rank pack, then every chunk with
+/// bytes as one cudaMemcpyAsync between the ranks' buffers, then unpack, all on one stream,
+/// asynchronously. run() can be
 /// repeated on other buffers of the same sizes (benchmarks time run() alone). Workspaces: one
 /// per virtual rank, sized like the communicator's. Move-only.
 class loopback {
@@ -55,20 +56,16 @@ public:
                 std::span<void* const> d_dst, cudaStream_t stream);
 
 private:
-  struct stage_rank {
-    device_plan plan;
-    flat_workspace layout;
-  };
-  void prepare_stage(std::size_t stage, const exchange_plan& plan, cudaStream_t stream);
+  void prepare_stage(std::size_t stage, const exchange_plan& plan, bytes_t base,
+                     cudaStream_t stream);
   void run_stage(std::size_t stage, std::span<const void* const> d_src,
                  std::span<void* const> d_dst, cudaStream_t stream);
 
   bytes_t tile_bytes_;
   copy_engine engine_;
-  std::array<std::vector<stage_rank>, 2> stages_; // [0]: flat or stage 1, [1]: stage 2
-  std::array<std::vector<route>, 2> routes_;
+  std::array<std::vector<device_plan>, 2> stages_; // [0]: flat or stage 1, [1]: stage 2
+  std::array<std::vector<transport::route>, 2> routes_;
   std::size_t prepared_stages_ = 0; // 0 (nothing), 1 (flat) or 2 (node-wise)
-  bytes_t staging_offset_ = 0;      // node-wise: stage workspaces start here
   std::vector<device_buffer> workspaces_;
 };
 
