@@ -72,15 +72,21 @@ void device_plan::upload(transport::flat_program program, cudaStream_t stream, b
     // The previous copy still reads host_.
     wait_for(copied_, "orch::cuda::device_plan::upload (the previous upload's copy)");
   }
-  // Growing the device arrays: the kernels queued on `stream` may still read the old ones
-  // (same-stream rule), so wait for everything queued so far — through `wait`, bounded.
-  const auto drain = [&] {
+  // Growing: the kernels queued on `stream` may still read the old device arrays (same-stream
+  // rule), and cudaFree / cudaFreeHost synchronise the device — which would block without
+  // bound behind a hung peer's work. So before freeing anything, wait for everything queued
+  // on the stream so far, through `wait` (bounded); then no free waits on this stream.
+  const bool frees = (host_.data() != nullptr && host_.size() < bytes) ||
+                     (device_.data() != nullptr && device_.size() < bytes) ||
+                     (temp_.data() != nullptr && temp_.size() < temp_bytes);
+  if (frees) {
     ORCH_CUDA_CHECK(cudaEventRecord(copied_, stream));
-    wait_for(copied_, "orch::cuda::device_plan::upload (growing the device arrays)");
-  };
-  host_.reserve(bytes, [] {}); // the only reader of host_, the previous copy, is done
-  device_.reserve(bytes, drain);
-  temp_.reserve(temp_bytes, drain);
+    wait_for(copied_, "orch::cuda::device_plan::upload (growing the device plan)");
+  }
+  const auto drained = [] {}; // waited for above
+  host_.reserve(bytes, drained);
+  device_.reserve(bytes, drained);
+  temp_.reserve(temp_bytes, drained);
   if (bytes > 0) {
     std::memcpy(host_.data(), words.data(), static_cast<std::size_t>(bytes));
     ORCH_CUDA_CHECK(cudaMemcpyAsync(device_.data(), host_.data(), static_cast<std::size_t>(bytes),

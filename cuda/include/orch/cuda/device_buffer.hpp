@@ -27,7 +27,9 @@ public:
   void reserve(bytes_t bytes);
   /// At least `bytes` bytes; growing first calls `wait_unused`, which returns once no queued
   /// work uses the current memory (or throws), instead of an unbounded cudaDeviceSynchronize.
-  /// A communicator passes a wait with its deadline that aborts it on a hung peer.
+  /// A communicator passes a wait with its deadline that aborts it on a hung peer. (cudaFree
+  /// still synchronises the device, but with this buffer's users' work done first it can only
+  /// wait for other streams' work, never for a hung exchange of the caller's.)
   /// Complexity: O(1) when large enough. Throws: whatever wait_unused throws, cuda_error,
   /// orch::invalid_argument (< 0).
   void reserve(bytes_t bytes, const std::function<void()>& wait_unused);
