@@ -4,7 +4,7 @@
 #pragma once
 
 #include <orch/config.hpp>
-#include <orch/detail/uninit_vector.hpp>
+#include <orch/detail/primitives/uninit_vector.hpp>
 #include <orch/types.hpp>
 
 #include <algorithm>

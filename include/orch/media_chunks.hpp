@@ -4,7 +4,7 @@
 #pragma once
 
 #include <orch/config.hpp>
-#include <orch/detail/checked.hpp>
+#include <orch/detail/primitives/checked.hpp>
 #include <orch/item_table.hpp>
 #include <orch/model.hpp>
 #include <orch/types.hpp>

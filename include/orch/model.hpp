@@ -4,7 +4,7 @@
 
 #include <orch/config.hpp>
 #include <orch/cost.hpp>
-#include <orch/detail/checked.hpp>
+#include <orch/detail/primitives/checked.hpp>
 #include <orch/types.hpp>
 
 #include <cstddef>

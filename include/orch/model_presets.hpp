@@ -5,7 +5,7 @@
 
 #include <orch/config.hpp>
 #include <orch/cost.hpp>
-#include <orch/detail/checked.hpp>
+#include <orch/detail/primitives/checked.hpp>
 #include <orch/model.hpp>
 #include <orch/types.hpp>
 

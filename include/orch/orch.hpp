@@ -19,6 +19,7 @@
 #include <orch/model.hpp>
 #include <orch/model_presets.hpp>
 #include <orch/orchestrate.hpp>
+#include <orch/orchestrate/build_assembly.hpp>
 #include <orch/partition/algorithm.hpp>
 #include <orch/partition/bin_order.hpp>
 #include <orch/partition/bounds.hpp>
@@ -42,6 +43,10 @@
 #include <orch/partition/result.hpp>
 #include <orch/partition/subset_sum.hpp>
 #include <orch/payload.hpp>
+#include <orch/placement/bounds.hpp>
+#include <orch/placement/engine.hpp>
+#include <orch/placement/rearrange.hpp>
+#include <orch/placement/traffic.hpp>
 #include <orch/plan.hpp>
 #include <orch/quality.hpp>
 #include <orch/row_exchange.hpp>

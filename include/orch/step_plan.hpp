@@ -89,8 +89,9 @@ struct exchange_result {
   exchange_plan backward;
   traffic bytes; ///< of the forward plan (the backward one moves the same bytes)
   /// No placement of the receiving phase with a largest load at most this step's sends fewer
-  /// bytes across nodes (fractional knapsack per node; 0 for feature exchanges, whose bound
-  /// depends on two placements).
+  /// bytes across nodes (fractional knapsack per node). For a feature exchange: given where
+  /// the encoder ran, no placement of the LLM phase with a largest load at most this step's
+  /// (follow_parent_inter_node_lower_bound).
   bytes_t inter_node_lower_bound = 0;
 };
 

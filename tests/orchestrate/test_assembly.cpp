@@ -7,6 +7,7 @@
 #include <orch/detail/checked.hpp>
 #include <orch/item_table.hpp>
 #include <orch/layout.hpp>
+#include <orch/orchestrate/build_assembly.hpp>
 
 #include <support/generators.hpp>
 

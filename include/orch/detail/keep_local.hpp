@@ -5,11 +5,11 @@
 
 #include <orch/config.hpp>
 #include <orch/detail/best_fit.hpp>
-#include <orch/detail/checked.hpp>
 #include <orch/detail/locality_input.hpp>
 #include <orch/detail/node_placer.hpp>
 #include <orch/detail/packing.hpp>
-#include <orch/detail/parallel.hpp>
+#include <orch/detail/primitives/checked.hpp>
+#include <orch/detail/primitives/parallel.hpp>
 #include <orch/topology.hpp>
 #include <orch/types.hpp>
 
@@ -54,26 +54,14 @@ public:
       : costs_(costs), bytes_(item_bytes), target_(target) {
     const std::size_t n = costs.size();
     const auto ranks = static_cast<std::size_t>(topo.ranks());
-    // Items grouped by current rank (counting sort; increasing index within a rank) and each
-    // rank's own load.
-    std::vector<index_t> first(ranks + 1, 0);
+    // Items grouped by current rank (increasing index within a rank) and each rank's own load.
+    const auto by_rank = group_by_key(current_rank, ranks);
     std::vector<cost_t> rank_load(ranks, 0);
     for (std::size_t i = 0; i < n; ++i) {
-      const auto r = static_cast<std::size_t>(current_rank[i]);
-      ++first[r + 1];
-      rank_load[r] += costs[i]; // ≤ Σ costs, checked by the caller
+      rank_load[static_cast<std::size_t>(current_rank[i])] += costs[i]; // ≤ Σ costs, checked
     }
-    for (std::size_t r = 0; r < ranks; ++r) {
-      first[r + 1] += first[r];
-    }
-    std::vector<index_t> order(n);
-    {
-      std::vector<index_t> next(first.begin(), first.end() - 1);
-      for (std::size_t i = 0; i < n; ++i) {
-        order[static_cast<std::size_t>(next[static_cast<std::size_t>(current_rank[i])]++)] =
-            static_cast<index_t>(i);
-      }
-    }
+    const std::span<const index_t> first = by_rank.first;
+    const std::span<const index_t> order(by_rank.order.data(), by_rank.order.size());
     // A node whose ranks are all at or under the target keeps everything where it is.
     most_bytes_.rank_of.assign(current_rank.begin(), current_rank.end());
     most_bytes_.loads = rank_load;

@@ -4,7 +4,8 @@
 #pragma once
 
 #include <orch/config.hpp>
-#include <orch/detail/checked.hpp>
+#include <orch/detail/primitives/checked.hpp>
+#include <orch/detail/primitives/group_by_key.hpp>
 #include <orch/detail/sparse_assignment.hpp>
 #include <orch/topology.hpp>
 #include <orch/types.hpp>
@@ -103,29 +104,14 @@ inline void check_balance_input(std::span<const cost_t> costs, std::span<const r
   return loads;
 }
 
-/// Items grouped by a key in [0, keys): order[first[k]..first[k+1]) lists, in increasing
-/// index, the items with key k (counting sort).
-struct grouping {
-  std::vector<index_t> first;
-  std::vector<index_t> order;
-};
-
+/// Items grouped by rank (or bin, node, parent): the counting sort of
+/// detail/primitives/group_by_key.hpp.
 [[nodiscard]] inline grouping items_by_key(std::span<const rank_t> key, std::size_t keys) {
-  grouping g;
-  g.first.assign(keys + 1, 0);
-  for (const rank_t k : key) {
-    ++g.first[static_cast<std::size_t>(k) + 1];
-  }
-  for (std::size_t k = 0; k < keys; ++k) {
-    g.first[k + 1] += g.first[k];
-  }
-  g.order.resize(key.size());
-  std::vector<index_t> next(g.first.begin(), g.first.end() - 1);
-  for (std::size_t i = 0; i < key.size(); ++i) {
-    g.order[static_cast<std::size_t>(next[static_cast<std::size_t>(key[i])]++)] =
-        static_cast<index_t>(i);
-  }
-  return g;
+  return group_by_key(key, keys);
+}
+
+[[nodiscard]] inline grouping items_by_key(std::span<const index_t> key, std::size_t keys) {
+  return group_by_key(key, keys);
 }
 
 /// Sorts the entries from `start` to the end by target (entries per bin are few).

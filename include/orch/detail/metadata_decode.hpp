@@ -4,7 +4,7 @@
 #pragma once
 
 #include <orch/config.hpp>
-#include <orch/detail/hash.hpp>
+#include <orch/detail/primitives/hash.hpp>
 #include <orch/item_table.hpp>
 #include <orch/types.hpp>
 

@@ -4,9 +4,11 @@
 #pragma once
 
 #include <orch/config.hpp>
-#include <orch/detail/checked.hpp>
 #include <orch/detail/locality_input.hpp>
 #include <orch/detail/packing.hpp>
+#include <orch/detail/primitives/checked.hpp>
+#include <orch/detail/primitives/group_by_key.hpp>
+#include <orch/detail/tuning.hpp>
 #include <orch/partition/local_search.hpp>
 #include <orch/topology.hpp>
 #include <orch/types.hpp>
@@ -14,7 +16,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <span>
 #include <utility>
 #include <vector>
@@ -32,9 +33,6 @@ struct shed_scratch {
   std::vector<record> pool;        // the items that may be shed
   std::vector<std::uint32_t> live; // positions in pool that may still be taken
 };
-
-/// shed_cover sorts this many items of a node, the first in shed order (see there).
-inline constexpr std::size_t head_size = 16;
 
 /// The items a node over its capacity sheds: their cost must cover `need`; the fewest bytes
 /// is a knapsack-cover problem, solved greedily: cheapest bytes per cost first (the reverse of
@@ -102,7 +100,7 @@ inline void shed_cover(std::span<const index_t> items, cost_t need, cost_t large
   // the first in shed order among the untaken ones that fit, found by scans of the items that
   // still fit (the others drop out for good); after many takes the rest is sorted and
   // finished in order. Each way takes exactly the items the greedy over a full sort takes.
-  const std::size_t head = std::min(pool.size(), head_size);
+  const std::size_t head = std::min(pool.size(), shed_head);
   if (head < pool.size()) {
     std::nth_element(pool.begin(), pool.begin() + static_cast<std::ptrdiff_t>(head), pool.end(),
                      sheds_before);
@@ -121,9 +119,8 @@ inline void shed_cover(std::span<const index_t> items, cost_t need, cost_t large
     }
   }
   std::size_t alive = live.size();
-  constexpr int scans = 8;
   for (int round = 0; need > 0 && alive > 0; ++round) {
-    if (round == scans) {
+    if (round == shed_scans) {
       std::sort(live.begin(), live.begin() + static_cast<std::ptrdiff_t>(alive),
                 [&](std::uint32_t a, std::uint32_t b) { return sheds_before(pool[a], pool[b]); });
       for (std::size_t x = 0; x < alive && need > 0; ++x) {
@@ -172,8 +169,9 @@ inline void shed_cover(std::span<const index_t> items, cost_t need, cost_t large
                                                 std::vector<rank_t>&& start, cost_t target) {
   local_search_options options;
   options.target = target;
-  options.partners = 64; // at thousands of ranks the least-loaded few hold the good moves
-  options.work_budget = 16 * static_cast<std::int64_t>(costs.size()) + 200'000;
+  options.partners = settle_partners;
+  options.work_budget =
+      settle_work_per_item * static_cast<std::int64_t>(costs.size()) + settle_work_base;
   local_searcher search; // the input was validated by the caller
   if (search.run(costs, ranks, std::move(start), options) > target) {
     return {};
@@ -214,35 +212,17 @@ struct node_first_result {
   const auto nodes = static_cast<std::size_t>(topo.nodes());
   const auto node = topo.node_of_ranks();
   const auto local = topo.local_indices();
-  // Every node's items in increasing index (a counting sort by node) and its total cost.
-  std::vector<index_t> first(nodes + 1, 0);
-  std::vector<cost_t> total(nodes, 0); // ≤ Σ costs, checked by the caller
-  for (std::size_t i = 0; i < n; ++i) {
-    const auto nd = static_cast<std::size_t>(node[static_cast<std::size_t>(current_rank[i])]);
-    ++first[nd + 1];
-    total[nd] += costs[i];
-  }
-  for (std::size_t nd = 0; nd < nodes; ++nd) {
-    first[nd + 1] += first[nd];
-  }
-  // Every slot is written below: no zero-fill (a byte-wise store loop at 80k items).
-  const std::unique_ptr<index_t[]> order(new index_t[n]);
-  {
-    std::vector<index_t> next(first.begin(), first.end() - 1);
-    for (std::size_t i = 0; i < n; ++i) {
-      const auto nd = static_cast<std::size_t>(node[static_cast<std::size_t>(current_rank[i])]);
-      order[static_cast<std::size_t>(next[nd]++)] = static_cast<index_t>(i);
-    }
-  }
-  const auto members = [&](std::size_t nd) {
-    const auto from = static_cast<std::size_t>(first[nd]);
-    return std::span<const index_t>(order.get() + from,
-                                    static_cast<std::size_t>(first[nd + 1]) - from);
-  };
+  // The node quotas the inter-node lower bound is computed from: what each node must shed
+  // (excess > 0) or may receive (spare = -excess).
+  auto quotas = quotas_at(costs, current_rank, topo, target);
+  // Every node's items in increasing index.
+  const auto by_node = group_by(
+      n, nodes, [&](std::size_t i) { return node[static_cast<std::size_t>(current_rank[i])]; });
+  const auto members = [&](std::size_t nd) { return by_node.group(nd); };
   std::vector<int128> spare(nodes);
   int128 most_spare = 0;
   for (std::size_t nd = 0; nd < nodes; ++nd) {
-    spare[nd] = int128{topo.ranks_per_node(static_cast<rank_t>(nd))} * target - total[nd];
+    spare[nd] = -quotas.excess[nd];
     most_spare = spare[nd] > most_spare ? spare[nd] : most_spare;
   }
 
@@ -300,14 +280,12 @@ struct node_first_result {
   std::make_heap(heap.begin(), heap.end(),
                  [&](std::size_t a, std::size_t b) { return first_in_line(b, a); });
   std::vector<rank_t> receiver(leaving.size());
-  std::vector<index_t> received_first(nodes + 1, 0);
   for (std::size_t x = 0; x < leaving.size(); ++x) {
     // When no node has room left the item still goes to the one with the most: its ranks
     // then cannot all reach the target and settle() finishes across nodes.
     const std::size_t nd = heap[0];
     spare[nd] -= costs[leaving[x]];
     receiver[x] = static_cast<rank_t>(nd);
-    ++received_first[nd + 1];
     for (std::size_t at = 0;;) { // sift the top down
       const std::size_t l = 2 * at + 1;
       if (l >= nodes) {
@@ -322,18 +300,8 @@ struct node_first_result {
       at = c;
     }
   }
-  // Every node's received items, largest first (a stable counting sort by receiver).
-  for (std::size_t nd = 0; nd < nodes; ++nd) {
-    received_first[nd + 1] += received_first[nd];
-  }
-  std::vector<std::size_t> received(leaving.size());
-  {
-    std::vector<index_t> next(received_first.begin(), received_first.end() - 1);
-    for (std::size_t x = 0; x < leaving.size(); ++x) {
-      received[static_cast<std::size_t>(next[static_cast<std::size_t>(receiver[x])]++)] =
-          leaving[x];
-    }
-  }
+  // Every node's received items, largest first (grouped by receiver, stably).
+  const auto by_receiver = group_by_key(std::span<const rank_t>(receiver), nodes);
 
   // 3. Inside every node: start where items are, then local search between its ranks.
   std::vector<rank_t> rank_of(n); // every item is written below: kept or received by a node
@@ -347,9 +315,7 @@ struct node_first_result {
     const auto ranks = topo.ranks_on(static_cast<rank_t>(nd));
     const auto g = ranks.size();
     const auto own = members(nd);
-    const auto in = std::span<const std::size_t>(received).subspan(
-        static_cast<std::size_t>(received_first[nd]),
-        static_cast<std::size_t>(received_first[nd + 1] - received_first[nd]));
+    const auto in = by_receiver.group(nd); // positions in `leaving`
     const std::size_t most = own.size() + in.size();
     if (items.size() < most) {
       items.resize(most);
@@ -369,7 +335,8 @@ struct node_first_result {
         ++m;
       }
     }
-    for (const std::size_t i : in) { // largest first, to the least loaded rank
+    for (const index_t x : in) { // largest first, to the least loaded rank
+      const std::size_t i = leaving[static_cast<std::size_t>(x)];
       const auto l =
           static_cast<std::size_t>(std::min_element(load.begin(), load.end()) - load.begin());
       items[m] = i;
@@ -382,7 +349,7 @@ struct node_first_result {
     if (*std::max_element(load.begin(), load.end()) > target) {
       local_search_options options;
       options.target = target;
-      options.work_budget = 64 * static_cast<std::int64_t>(m) + 20'000;
+      options.work_budget = node_work_per_item * static_cast<std::int64_t>(m) + node_work_base;
       const cost_t top =
           search.run(std::span<const cost_t>(sub_costs).first(m), static_cast<rank_t>(g),
                      std::span<const rank_t>(start).first(m), options);

@@ -5,10 +5,11 @@
 #pragma once
 
 #include <orch/config.hpp>
-#include <orch/detail/checked.hpp>
 #include <orch/detail/packing.hpp>
-#include <orch/detail/radix_sort.hpp>
+#include <orch/detail/primitives/checked.hpp>
+#include <orch/detail/primitives/radix_sort.hpp>
 #include <orch/detail/rank_filling.hpp>
+#include <orch/detail/tuning.hpp>
 #include <orch/types.hpp>
 
 #include <algorithm>
@@ -220,7 +221,7 @@ private:
     }
     const std::size_t g = ranks_.size();
     const std::size_t m = items_.size();
-    std::size_t budget = 16 * m + 1024; // counts the items a full scan of the node visits
+    std::size_t budget = repair_work_per_item * m + repair_work_base; // items a full scan visits
     // Kept slots of every rank by cost, with suffix minima of (bytes, item index): a y on rank
     // A frees room for x iff cost(y) ≥ cost(x) − room(A), a suffix of A's list, so the best
     // candidate of each rank is one binary search away.
@@ -423,9 +424,6 @@ private:
       best[x] = v;
     }
   }
-
-  // Up to this many ranks a node's best fit scans them; beyond, an ordered set is cheaper.
-  static constexpr std::size_t linear_fit_ranks = 32;
 
   std::span<const cost_t> costs_;
   std::span<const bytes_t> bytes_;

@@ -6,11 +6,9 @@
 
 #include <orch/assembly.hpp>
 #include <orch/config.hpp>
-#include <orch/detail/checked.hpp>
-#include <orch/detail/hash.hpp>
-#include <orch/detail/keep_local.hpp>
-#include <orch/detail/node_first.hpp>
-#include <orch/detail/parallel.hpp>
+#include <orch/detail/primitives/checked.hpp>
+#include <orch/detail/primitives/hash.hpp>
+#include <orch/detail/primitives/parallel.hpp>
 #include <orch/detail/step_inputs.hpp>
 #include <orch/detail/step_layouts.hpp>
 #include <orch/detail/step_phases.hpp>
@@ -20,6 +18,7 @@
 #include <orch/media_chunks.hpp>
 #include <orch/model.hpp>
 #include <orch/orchestrate.hpp>
+#include <orch/orchestrate/build_assembly.hpp>
 #include <orch/partition/partition.hpp>
 #include <orch/plan.hpp>
 #include <orch/quality.hpp>
@@ -161,9 +160,19 @@ ORCH_INLINE step_plan orchestrate(const item_table& user_table, const model_desc
     plan_hash[2 * e] = sp.encoders[e].inputs.forward.hash();
   };
   const auto features_exchange = [&](std::size_t e) {
-    sp.encoders[e].features =
-        detail::make_exchange(model.encoders[e].name + ".features", sp.encoders[e].phase.placement,
-                              feature_layouts[e], in.encoders[e].feature_bytes, topo, 0);
+    const auto& items = in.encoders[e];
+    auto& x = sp.encoders[e].features;
+    x = detail::make_exchange(model.encoders[e].name + ".features", sp.encoders[e].phase.placement,
+                              feature_layouts[e], items.feature_bytes, topo, 0);
+    // Given where the encoder ran, the fewest feature bytes any LLM placement within the LLM
+    // phase's largest load must move across nodes; this step's LLM placement is one of them,
+    // so the bound is 0 whenever this exchange keeps every byte on its node (none, llm_only).
+    // The step's arrays are valid (ranks, examples, sizes, sums).
+    if (x.bytes.inter_node > 0) {
+      x.inter_node_lower_bound = detail::follow_parent_bound(
+          llm.costs, items.example, rank_of[e], items.feature_bytes, topo, llm.balance.max_load,
+          std::is_sorted(items.example.begin(), items.example.end()));
+    }
     plan_hash[2 * e + 1] = sp.encoders[e].features.forward.hash();
   };
   const auto assemble = [&] {

@@ -5,10 +5,11 @@
 
 #include <orch/config.hpp>
 #include <orch/detail/best_fit.hpp>
-#include <orch/detail/checked.hpp>
 #include <orch/detail/locality_input.hpp>
+#include <orch/detail/primitives/checked.hpp>
+#include <orch/detail/primitives/uninit_vector.hpp>
 #include <orch/detail/sparse_assignment.hpp>
-#include <orch/detail/uninit_vector.hpp>
+#include <orch/detail/tuning.hpp>
 #include <orch/topology.hpp>
 #include <orch/types.hpp>
 
@@ -111,12 +112,20 @@ struct over_capacity_items {
   std::int64_t all = 0;
 };
 
-[[nodiscard]] inline over_capacity_items group_over_capacity(std::span<const cost_t> costs,
-                                                             std::span<const rank_t> current_rank,
-                                                             std::span<const bytes_t> item_bytes,
-                                                             const topology& topo, cost_t target) {
+/// Node quotas at `target`: per node, the cost of the items on it beyond ranks_per_node ×
+/// target (> 0: what it must shed; ≤ 0: minus the room it has to receive) and how many items
+/// it holds. The one computation both the inter-node lower bound (node_shed_lower_bound) and
+/// node_first's shedding start from, so bound and heuristic cannot drift apart.
+struct node_quotas {
+  std::vector<int128> excess;
+  std::vector<index_t> count;
+};
+
+/// Inputs validated by the caller (Σ costs fits). O(items + ranks).
+[[nodiscard]] inline node_quotas quotas_at(std::span<const cost_t> costs,
+                                           std::span<const rank_t> current_rank,
+                                           const topology& topo, cost_t target) {
   const auto node = topo.node_of_ranks();
-  const auto nodes = static_cast<std::size_t>(topo.nodes());
   std::vector<cost_t> rank_load(node.size(), 0);
   std::vector<index_t> rank_count(node.size(), 0);
   for (std::size_t i = 0; i < costs.size(); ++i) {
@@ -124,14 +133,28 @@ struct over_capacity_items {
     rank_load[r] += costs[i]; // ≤ Σ costs: checked by the caller
     ++rank_count[r];
   }
-  over_capacity_items g;
-  g.need.assign(nodes, 0);
-  std::vector<index_t> count(nodes, 0);
+  node_quotas q;
+  const auto nodes = static_cast<std::size_t>(topo.nodes());
+  q.excess.assign(nodes, 0);
+  q.count.assign(nodes, 0);
   for (std::size_t r = 0; r < node.size(); ++r) {
     const auto nd = static_cast<std::size_t>(node[r]);
-    g.need[nd] += rank_load[r] - int128{target};
-    count[nd] += rank_count[r];
+    q.excess[nd] += rank_load[r] - int128{target};
+    q.count[nd] += rank_count[r];
   }
+  return q;
+}
+
+[[nodiscard]] inline over_capacity_items group_over_capacity(std::span<const cost_t> costs,
+                                                             std::span<const rank_t> current_rank,
+                                                             std::span<const bytes_t> item_bytes,
+                                                             const topology& topo, cost_t target) {
+  const auto node = topo.node_of_ranks();
+  const auto nodes = static_cast<std::size_t>(topo.nodes());
+  auto quotas = quotas_at(costs, current_rank, topo, target);
+  over_capacity_items g;
+  g.need = std::move(quotas.excess);
+  const auto& count = quotas.count;
   // Only nodes over their capacity shed anything, so only their items are gathered (room
   // for all of them; zero-cost items are skipped and leave the end of a node's room unused).
   g.first.assign(nodes, 0);
@@ -194,7 +217,6 @@ struct over_capacity_items {
                                                const over_capacity_items& g,
                                                std::vector<cost_t>& histogram) {
   constexpr std::int64_t exact = std::int64_t{1} << 53;
-  constexpr std::size_t max_buckets = 4096;
   if (g.all >= exact) {
     return end; // the quotients may be inexact
   }
@@ -206,7 +228,7 @@ struct over_capacity_items {
     low = g.low - 1;     // ≥ 0: a positive double has a positive bucket
     high = g.high;
   }
-  if (begin == end || high - low >= max_buckets) {
+  if (begin == end || high - low >= cover_max_buckets) {
     return end;
   }
   histogram.assign(static_cast<std::size_t>(high - low) + 1, 0);

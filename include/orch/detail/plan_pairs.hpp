@@ -4,8 +4,8 @@
 #pragma once
 
 #include <orch/config.hpp>
-#include <orch/detail/hash.hpp>
 #include <orch/detail/plan_data.hpp>
+#include <orch/detail/primitives/hash.hpp>
 #include <orch/layout.hpp>
 #include <orch/types.hpp>
 

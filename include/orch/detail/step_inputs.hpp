@@ -4,9 +4,9 @@
 #pragma once
 
 #include <orch/config.hpp>
-#include <orch/detail/checked.hpp>
-#include <orch/detail/parallel.hpp>
-#include <orch/detail/uninit_vector.hpp>
+#include <orch/detail/primitives/checked.hpp>
+#include <orch/detail/primitives/parallel.hpp>
+#include <orch/detail/primitives/uninit_vector.hpp>
 #include <orch/item_table.hpp>
 #include <orch/model.hpp>
 #include <orch/types.hpp>

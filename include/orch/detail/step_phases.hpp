@@ -4,18 +4,18 @@
 #pragma once
 
 #include <orch/config.hpp>
-#include <orch/detail/checked.hpp>
-#include <orch/detail/keep_local.hpp>
-#include <orch/detail/node_first.hpp>
+#include <orch/detail/primitives/checked.hpp>
 #include <orch/layout.hpp>
-#include <orch/locality.hpp>
 #include <orch/partition/partition.hpp>
+#include <orch/placement/engine.hpp>
+#include <orch/placement/rearrange.hpp>
 #include <orch/plan.hpp>
 #include <orch/quality.hpp>
 #include <orch/step_plan.hpp>
 #include <orch/topology.hpp>
 #include <orch/types.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <functional>
 #include <span>
@@ -205,15 +205,10 @@ inline std::vector<rank_t> limited_llm_phase(phase_result& ph, std::span<const r
 /// `ph.balance`, `ph.proven_optimal` and returns the rank of every phase item.
 ///
 /// per_phase: orch::partition's bins, bin b on rank b.
-/// orch: the locality heuristics of locality_balance (docs/plans.md) at the target LB + slack
-/// (LB = max(ceil(Σc/R), max c), slack = options.locality.slack_ppm of LB), without a
-/// reference partition: first keep_local (every rank keeps what fits, the rest moves inside
-/// its node where it can), which with many items per rank almost always meets the target;
-/// else the better of node_first (nodes shed a knapsack cover of their excess, local search
-/// inside each node) and keep_local finished by local search across all ranks (settle), which
-/// handle few items per rank and fragmented room. Only when both miss the target does the full
-/// locality_balance run against orch::partition's bins (never worse than node-wise rearrangement of
-/// those bins). `threads`: for the per-node work of keep_local (the phase's own task may run beside
+/// orch: the placement engine (orch::place, docs/plans.md) at the target LB + slack (LB =
+/// max(ceil(Σc/R), max c), slack = options.locality.slack_ppm of LB), with no reference
+/// partition: the engine runs orch::partition itself only when its heuristics miss that
+/// target. `threads`: for the engine's per-node fill (the phase's own task may run beside
 /// others).
 inline std::vector<rank_t> balance_phase(phase_result& ph, std::span<const rank_t> current,
                                          std::span<const bytes_t> stay, const topology& topo,
@@ -222,57 +217,29 @@ inline std::vector<rank_t> balance_phase(phase_result& ph, std::span<const rank_
   const rank_t ranks = topo.ranks();
   std::vector<rank_t> rank_of;
   cost_t bound = phase_lower_bound(ph, ranks, describe);
-  cost_t proven_max = -1; // a largest load the partitioner proved optimal
-  bool placed = false;
+  bool proven = false;
   if (options.strategy == strategy::orch) {
-    const auto slack = static_cast<cost_t>(int128{bound} * options.locality.slack_ppm / 1'000'000);
-    const cost_t target = checked_add(bound, slack, "orchestrate: target");
-    // The planner places every node once for both ways a rank chooses what to keep.
-    keep_local_planner planner(ph.costs, current, stay, topo, target, threads);
-    keep_local_result kept;
-    for (const keep_mode mode : {keep_mode::most_bytes, keep_mode::largest_first}) {
-      kept = planner.finish(mode);
-      if (kept.max_load <= target) {
-        rank_of = std::move(kept.rank_of);
-        ph.loads = std::move(kept.loads);
-        placed = true;
-        break;
-      }
-    }
-    if (!placed) {
-      // As locality_balance does: keep_local finished by local search across all ranks, or
-      // node_first; the one sending fewer bytes across nodes, then fewer moved, wins.
-      auto first = node_first(ph.costs, current, stay, topo, target).rank_of;
-      auto settled = settle(ph.costs, ranks, std::move(kept.rank_of), target);
-      if (!first.empty() && !settled.empty()) {
-        if (sends_fewer(measure_traffic(current, settled, stay, topo),
-                        measure_traffic(current, first, stay, topo))) {
-          first = std::move(settled);
-        }
-      } else if (first.empty()) {
-        first = std::move(settled);
-      }
-      if (!first.empty()) {
-        rank_of = std::move(first);
-        ph.loads = bin_loads(ph.costs, rank_of, ranks);
-        placed = true;
-      }
-    }
-  }
-  if (!placed) {
+    place_options po;
+    po.slack_ppm = options.locality.slack_ppm;
+    po.threads = threads;
+    po.partition = options.partition;
+    po.inter_node_bound = false; // the exchange bounds its own, tighter, target
+    auto placed = place(ph.costs, current, stay, topo, po);
+    rank_of = std::move(placed.rank_of);
+    ph.loads = std::move(placed.loads);
+    bound = placed.lower_bound;
+    proven = placed.proven_optimal;
+  } else {
     auto p = partition(ph.costs, ranks, options.partition);
     bound = p.lower_bound;
-    proven_max = p.proven_optimal ? p.max_load : -1; // rearranging bins keeps every load
-    if (options.strategy == strategy::orch) {
-      rank_of = locality_balance(ph.costs, current, stay, topo, p.bin_of, options.locality).rank_of;
-    } else {
-      rank_of = std::move(p.bin_of);
-    }
+    rank_of = std::move(p.bin_of);
     ph.loads = bin_loads(ph.costs, rank_of, ranks);
+    proven =
+        (p.proven_optimal && *std::max_element(ph.loads.begin(), ph.loads.end()) == p.max_load);
   }
   ph.placement = layout::from_assignment(rank_of, ranks);
   ph.balance = measure_loads(ph.loads, bound);
-  ph.proven_optimal = ph.balance.max_load == proven_max || ph.balance.max_load == bound;
+  ph.proven_optimal = proven || ph.balance.max_load == bound;
   return rank_of;
 }
 

@@ -2,7 +2,7 @@
 /// Candidate steps of the local search between the critical bin and one partner.
 #pragma once
 
-#include <orch/detail/checked.hpp>
+#include <orch/detail/primitives/checked.hpp>
 #include <orch/partition/improver_state.hpp>
 #include <orch/types.hpp>
 

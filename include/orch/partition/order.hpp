@@ -2,7 +2,7 @@
 /// The order every partitioner starts from: items by cost descending, ties by index ascending.
 #pragma once
 
-#include <orch/detail/radix_sort.hpp>
+#include <orch/detail/primitives/radix_sort.hpp>
 #include <orch/types.hpp>
 
 #include <algorithm>

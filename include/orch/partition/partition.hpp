@@ -3,7 +3,8 @@
 #pragma once
 
 #include <orch/config.hpp>
-#include <orch/detail/checked.hpp>
+#include <orch/detail/primitives/checked.hpp>
+#include <orch/detail/tuning.hpp>
 #include <orch/partition/algorithm.hpp>
 #include <orch/partition/bounds.hpp>
 #include <orch/partition/budget.hpp>
@@ -34,15 +35,7 @@ namespace orch {
 
 namespace detail {
 
-/// n/k at or above which bins count as holding many items: LPT is then within a few small
-/// items of the bound and local search closes most of the rest.
-inline constexpr std::size_t many_items_per_bin = 8;
-/// n/k up to which local search also tries pair operations in the many-items regime.
-inline constexpr std::size_t pair_moves_items_per_bin = 16;
-/// Largest instance the exact stage is tried on (its nodes cost O(n) each).
-inline constexpr std::size_t exact_max_items = 2048;
-/// Bins above which each critical bin tries only its least-loaded partners.
-inline constexpr rank_t wide = 64;
+// many_items_per_bin, pair_moves_items_per_bin, exact_max_items, wide: orch/detail/tuning.hpp.
 
 /// Keeps the best assignment seen and the name of the chain that produced it.
 struct incumbent {

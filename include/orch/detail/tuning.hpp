@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: Apache-2.0
+/// The tuning constants of the partitioner and the placement engine, in one place, each with
+/// why it has its value. Budgets count work (items visited, moves tried), never time, so a
+/// plan does not depend on the machine. Changing one changes plans: the golden hashes
+/// (tests/determinism/golden.txt, python/tests) and docs/benchmarks.md must follow.
+#pragma once
+
+#include <orch/types.hpp>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace orch::detail {
+
+// ---- partition (orch/partition/partition.hpp) ----
+
+/// n/k at or above which bins count as holding many items: LPT is then within a few small
+/// items of the bound and local search closes most of the rest.
+inline constexpr std::size_t many_items_per_bin = 8;
+/// n/k up to which local search also tries pair operations in the many-items regime (above,
+/// single moves and swaps already reach the bound and pairs only cost time).
+inline constexpr std::size_t pair_moves_items_per_bin = 16;
+/// Largest instance the exact stage is tried on (its search nodes cost O(n) each, so larger
+/// instances spend the budget on few nodes).
+inline constexpr std::size_t exact_max_items = 2048;
+/// Bins above which each critical bin tries only its least-loaded partners (at thousands of
+/// bins the least-loaded few hold the moves that help; trying all is quadratic).
+inline constexpr rank_t wide = 64;
+
+// ---- placement engine (orch/placement/engine.hpp and its detail headers) ----
+
+/// settle (local search across all ranks): partners per critical rank. At thousands of ranks
+/// the least-loaded few hold the good moves;
+inline constexpr rank_t settle_partners = 64;
+/// settle's work budget: settle_work_per_item · n + settle_work_base. Linear in n so that
+/// larger steps get proportionally more search; the base lets small instances search fully.
+inline constexpr std::int64_t settle_work_per_item = 16;
+inline constexpr std::int64_t settle_work_base = 200'000;
+/// node_first's search inside one node: node_work_per_item · m + node_work_base for a node of
+/// m items. A node is small (8 ranks, a few hundred items), so a generous multiple of m is
+/// cheap and rarely exhausted.
+inline constexpr std::int64_t node_work_per_item = 64;
+inline constexpr std::int64_t node_work_base = 20'000;
+/// shed_cover sorts this many items of a node first in shed order: a node sheds only a few
+/// items (its excess is a small part of its load), so they are almost always among these;
+/// later takes are found by scans, then (after shed_scans of them) by sorting the rest.
+inline constexpr std::size_t shed_head = 16;
+inline constexpr int shed_scans = 8;
+/// repair's budget inside a node of m items: repair_work_per_item · m + repair_work_base,
+/// counted as if every try scanned the whole node: about 16 tries, enough for the few items
+/// a fragmented node cannot place.
+inline constexpr std::size_t repair_work_per_item = 16;
+inline constexpr std::size_t repair_work_base = 1024;
+/// Up to this many ranks a node's best fit scans them; beyond, an ordered set is cheaper
+/// (a scan of 32 loads is a few cache lines).
+inline constexpr std::size_t linear_fit_ranks = 32;
+/// cheapest_cover's histogram of bytes per cost has at most this many buckets (16 per octave:
+/// 256 octaves of ratio); wider ranges fall back to ordering the whole node.
+inline constexpr std::size_t cover_max_buckets = 4096;
+
+} // namespace orch::detail

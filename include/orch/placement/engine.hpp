@@ -1,0 +1,329 @@
+// SPDX-License-Identifier: Apache-2.0
+/// The placement engine: assigns items to ranks so that every load is at most a target while
+/// the fewest bytes leave their node, then their GPU. One cascade (docs/plans.md, "The
+/// placement engine") that every caller uses: locality_balance and orchestrate's phases.
+#pragma once
+
+#include <orch/config.hpp>
+#include <orch/detail/keep_local.hpp>
+#include <orch/detail/locality_input.hpp>
+#include <orch/detail/node_first.hpp>
+#include <orch/detail/packing.hpp>
+#include <orch/detail/primitives/checked.hpp>
+#include <orch/locality_options.hpp>
+#include <orch/partition/options.hpp>
+#include <orch/partition/partition.hpp>
+#include <orch/partition/result.hpp>
+#include <orch/placement/rearrange.hpp>
+#include <orch/placement/traffic.hpp>
+#include <orch/quality.hpp>
+#include <orch/topology.hpp>
+#include <orch/types.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace orch {
+
+/// How the engine placed the items (locality_result::method).
+enum class placement_method : std::uint8_t {
+  keep_local,           ///< ranks keep what fits, the rest goes to their node first
+  keep_local_settle,    ///< keep_local, then a local search across all ranks
+  node_first,           ///< nodes shed a knapsack cover of their excess, then balance inside
+  node_first_settle,    ///< node_first, then a local search across all ranks
+  rearranged_reference, ///< the reference bins mapped onto ranks by rearrange_bins
+};
+
+/// The name tools print for `m`: "keep_local", "keep_local+settle", "node_first",
+/// "node_first+settle" or "rearranged_reference".
+[[nodiscard]] constexpr std::string_view to_string(placement_method m) noexcept {
+  switch (m) {
+  case placement_method::keep_local:
+    return "keep_local";
+  case placement_method::keep_local_settle:
+    return "keep_local+settle";
+  case placement_method::node_first:
+    return "node_first";
+  case placement_method::node_first_settle:
+    return "node_first+settle";
+  case placement_method::rearranged_reference:
+    return "rearranged_reference";
+  }
+  return "?";
+}
+
+/// Result of place and locality_balance.
+struct locality_result {
+  std::vector<rank_t> rank_of; ///< new rank of every item
+  std::vector<cost_t> loads;   ///< per rank
+  cost_t max_load = 0;
+  /// max(ceil(Σc/k), max c), or orch::partition's bound when place ran it (never smaller).
+  cost_t lower_bound = 0;
+  cost_t reference_max_load = 0; ///< largest load of the reference partition (0: none used)
+  cost_t target = 0;             ///< the load every rank was kept under
+  traffic moved;                 ///< moving every item from its current rank to rank_of
+  /// No assignment with largest load ≤ target sends fewer bytes across nodes.
+  bytes_t inter_node_lower_bound = 0;
+  /// keep_local or node_first (the engine's heuristics, docs/plans.md; the _settle variants
+  /// when a final local search across all ranks was needed to reach the target), or
+  /// rearranged_reference (the reference bins through rearrange_bins, used when that crosses
+  /// fewer node boundaries or no heuristic could reach the target). Names: to_string.
+  placement_method method = placement_method::rearranged_reference;
+  /// max_load is optimal: it equals lower_bound, or the partition place ran proved its
+  /// largest load optimal and max_load equals it.
+  bool proven_optimal = false;
+
+  /// max_load / lower_bound (1 when both are 0). Reporting only.
+  [[nodiscard]] double ratio_to_lower_bound() const noexcept {
+    return lower_bound == 0 ? 1.0
+                            : static_cast<double>(max_load) / static_cast<double>(lower_bound);
+  }
+};
+
+/// Options of orch::place.
+struct place_options {
+  /// Room above the reference load, in millionths of the cost lower bound (as
+  /// locality_options::slack_ppm).
+  std::int64_t slack_ppm = locality_options{}.slack_ppm;
+  /// Threads for the per-node fill (same result for any count).
+  int threads = 1;
+  /// Bins of a balancer, one bin per rank (pass orch::partition's), or empty. With bins the
+  /// target is their largest load + slack and the result never sends more bytes across nodes
+  /// than their node-wise rearrangement; without, the target is the cost lower bound + slack
+  /// and, when the heuristics miss it, orch::partition(costs, ranks, partition) supplies the
+  /// bins and the cascade runs again against them.
+  std::span<const rank_t> reference_bin_of;
+  /// Options of that fallback partition (unused with reference bins).
+  partition_options partition;
+  /// Fill locality_result::inter_node_lower_bound (O(n) plus the over-capacity nodes' items
+  /// sorted; off, it stays 0: for callers that bound another target anyway).
+  bool inter_node_bound = true;
+};
+
+namespace detail {
+
+/// A placement the heuristics found: the new rank of every item, the loads, the traffic.
+struct placement_candidate {
+  std::vector<rank_t> rank_of;
+  std::vector<cost_t> loads;
+  traffic moved;
+  placement_method method = placement_method::keep_local;
+  bool found = false;
+};
+
+/// The heuristics at one target, in the engine's one order (docs/plans.md):
+///  1. per-node fill (keep_local_planner): every rank keeps what fits, the rest goes inside
+///     its node by best fit, then repair; what fits nowhere on the node crosses nodes, "most
+///     bytes per cost first", then "largest first" if that misses the target;
+///  2. if the fill misses the target: node_first (nodes shed their quota's knapsack cover,
+///     the same quotas the inter-node lower bound is computed from, then balance inside) and
+///     the fill finished by local search across all ranks (settle); the one sending fewer
+///     bytes across nodes, then fewer moved, wins (node_first on a tie).
+/// Inputs validated by the caller. Returns found = false when none meets the target.
+[[nodiscard]] inline placement_candidate run_heuristics(std::span<const cost_t> costs,
+                                                        std::span<const rank_t> current_rank,
+                                                        std::span<const bytes_t> item_bytes,
+                                                        const topology& topo, cost_t target,
+                                                        int threads) {
+  const rank_t k = topo.ranks();
+  placement_candidate out;
+  keep_local_planner planner(costs, current_rank, item_bytes, topo, target, threads);
+  auto kept = planner.finish(keep_mode::most_bytes);
+  if (kept.max_load > target) {
+    kept = planner.finish(keep_mode::largest_first);
+  }
+  if (kept.max_load <= target) {
+    out.moved = traffic_of(current_rank, kept.rank_of, item_bytes, topo);
+    out.rank_of = std::move(kept.rank_of);
+    out.loads = std::move(kept.loads);
+    out.found = true;
+    return out;
+  }
+  auto first = node_first(costs, current_rank, item_bytes, topo, target);
+  auto settled = settle(costs, k, std::move(kept.rank_of), target);
+  if (!first.rank_of.empty()) {
+    out.moved = traffic_of(current_rank, first.rank_of, item_bytes, topo);
+    out.rank_of = std::move(first.rank_of);
+    out.method = first.settled ? placement_method::node_first_settle : placement_method::node_first;
+    out.found = true;
+  }
+  if (!settled.empty()) {
+    const traffic t = traffic_of(current_rank, settled, item_bytes, topo);
+    if (!out.found || sends_fewer(t, out.moved)) {
+      out.moved = t;
+      out.rank_of = std::move(settled);
+      out.method = placement_method::keep_local_settle;
+      out.found = true;
+    }
+  }
+  if (out.found) {
+    out.loads = loads_of(costs, out.rank_of, k);
+  }
+  return out;
+}
+
+/// The cascade against reference bins at `target` (validated bins): the heuristics, then the
+/// reference mapped by rearrange_bins when that could send fewer bytes across nodes (a cheap
+/// bound decides whether it is solved). Fills rank_of, loads, moved and method of `out`.
+inline void place_against_reference(std::span<const cost_t> costs,
+                                    std::span<const rank_t> current_rank,
+                                    std::span<const bytes_t> item_bytes, const topology& topo,
+                                    std::span<const rank_t> reference_bin_of, cost_t target,
+                                    int threads, locality_result& out) {
+  auto found = run_heuristics(costs, current_rank, item_bytes, topo, target, threads);
+  const auto take_found = [&] {
+    out.rank_of = std::move(found.rank_of);
+    out.loads = std::move(found.loads);
+    out.moved = found.moved;
+    out.method = found.method;
+  };
+  // The rearranged reference keeps at most, per bin, the bytes of its best node; when the
+  // heuristics already send fewer bytes across nodes than that allows, it cannot win.
+  if (found.found &&
+      found.moved.inter_node <
+          rearranged_inter_node_bound(reference_bin_of, current_rank, item_bytes, topo)) {
+    take_found();
+    return;
+  }
+  const auto mapped = rearrange_bins(reference_bin_of, current_rank, item_bytes, topo);
+  if (found.found && !sends_fewer(mapped.moves(), found.moved)) {
+    take_found();
+    return;
+  }
+  out.rank_of = mapped.rank_of_items(reference_bin_of);
+  out.loads = loads_of(costs, out.rank_of, topo.ranks());
+  out.moved = mapped.moves();
+  out.method = placement_method::rearranged_reference;
+}
+
+} // namespace detail
+
+/// The placement engine. Places items of cost `costs[i]`, currently on rank
+/// `current_rank[i]`, with `item_bytes[i]` bytes, so that every rank's load is at most the
+/// target and, within that, the fewest bytes leave their node, then their rank. The cascade:
+///  1. per-node fill: a rank at or under the target keeps everything; a rank above it keeps
+///     what fits (the better of "most bytes per cost first" and "largest first"), what it
+///     sheds goes best-fit to ranks of its node (then a budgeted repair of fragmented room),
+///     and only what fits nowhere on its node crosses nodes (largest first, best fit);
+///  2. if that misses the target: node quotas (nodes over ranks_per_node × target shed a
+///     knapsack cover of the excess — the computation the inter-node lower bound is made of)
+///     balanced inside each node, and the fill finished by a budgeted local search over all
+///     ranks; the feasible one sending fewer bytes across nodes, then fewer moved, wins;
+///  3. against reference bins (options.reference_bin_of, or orch::partition's when step 2
+///     also misses a target taken from the lower bound): the winner is compared with the
+///     reference mapped by rearrange_bins, so the result is never worse than node-wise
+///     rearrangement of the reference.
+/// Target: reference max + slack with reference bins, else lower bound + slack (then, if the
+/// heuristics miss it, partition max + slack).
+/// Complexity: O(n log n + ranks) plus work-budgeted searches, plus orch::partition and
+/// rearrange_bins when needed.
+/// Guarantee: max_load ≤ target; inter-node bytes ≥ the reported lower bound (how close they
+/// come is measured in docs/benchmarks.md). Deterministic for any thread count: budgets count
+/// work, never time.
+/// Throws: orch::invalid_argument (sizes differ, negative values, ranks or bins outside the
+/// topology, negative slack, threads < 1), orch::overflow, and what orch::partition throws.
+[[nodiscard]] inline locality_result place(std::span<const cost_t> costs,
+                                           std::span<const rank_t> current_rank,
+                                           std::span<const bytes_t> item_bytes,
+                                           const topology& topo,
+                                           const place_options& options = {}) {
+  const char* where = "place";
+  detail::check_balance_input(costs, current_rank, item_bytes, topo, where);
+  if (options.slack_ppm < 0) {
+    throw_invalid_argument(where, ": negative slack_ppm ", options.slack_ppm);
+  }
+  if (options.threads < 1) {
+    throw_invalid_argument(where, ": threads must be at least 1, got ", options.threads);
+  }
+  const rank_t k = topo.ranks();
+  locality_result out;
+  const cost_t bound = lower_bound(costs, k);
+  const auto slack = static_cast<cost_t>(detail::int128{bound} * options.slack_ppm / 1'000'000);
+  out.lower_bound = bound;
+  cost_t proven_max = -1; // a largest load the fallback partition proved optimal
+  const auto finish = [&] {
+    if (options.inter_node_bound) {
+      out.inter_node_lower_bound =
+          detail::node_shed_lower_bound(costs, current_rank, item_bytes, topo, out.target);
+    }
+    out.max_load = *std::max_element(out.loads.begin(), out.loads.end()); // k ≥ 1 loads
+    out.proven_optimal = out.max_load == out.lower_bound || out.max_load == proven_max;
+    return std::move(out);
+  };
+  if (!options.reference_bin_of.empty() || costs.empty()) {
+    if (options.reference_bin_of.size() != costs.size()) {
+      throw_invalid_argument(where, ": ", costs.size(), " items but ",
+                             options.reference_bin_of.size(), " reference bins");
+    }
+    const auto ref_loads = bin_loads(costs, options.reference_bin_of, k); // validates the bins
+    out.reference_max_load = *std::max_element(ref_loads.begin(), ref_loads.end());
+    out.target = detail::checked_add(out.reference_max_load, slack, where);
+    detail::place_against_reference(costs, current_rank, item_bytes, topo, options.reference_bin_of,
+                                    out.target, options.threads, out);
+    return finish();
+  }
+  out.target = detail::checked_add(bound, slack, where);
+  auto found =
+      detail::run_heuristics(costs, current_rank, item_bytes, topo, out.target, options.threads);
+  if (found.found) {
+    out.rank_of = std::move(found.rank_of);
+    out.loads = std::move(found.loads);
+    out.moved = found.moved;
+    out.method = found.method;
+    return finish();
+  }
+  // The heuristics cannot reach the lower bound's target: a balancer's bins set a target
+  // that is reachable (its own loads) and the cascade runs once more against them.
+  const auto p = partition(costs, k, options.partition);
+  out.lower_bound = std::max(bound, p.lower_bound);
+  out.reference_max_load = p.max_load;
+  proven_max = p.proven_optimal ? p.max_load : -1;
+  out.target = detail::checked_add(p.max_load, slack, where);
+  detail::place_against_reference(costs, current_rank, item_bytes, topo, p.bin_of, out.target,
+                                  options.threads, out);
+  return finish();
+}
+
+/// Locality-aware balancing against a reference partition: place() with `reference_bin_of`
+/// (pass the bins of orch::partition or any other balancer) at its largest load +
+/// options.slack_ppm — balanced as well as the reference, up to the slack, while keeping
+/// items where they are; never worse than node-wise rearrangement of the reference.
+/// Complexity, Guarantee: as place. Throws: orch::invalid_argument (sizes differ, negative
+/// values, ranks or bins outside the topology, negative slack), orch::overflow.
+[[nodiscard]] inline locality_result
+locality_balance(std::span<const cost_t> costs, std::span<const rank_t> current_rank,
+                 std::span<const bytes_t> item_bytes, const topology& topo,
+                 std::span<const rank_t> reference_bin_of, locality_options options = {}) {
+  const char* where = "locality_balance";
+  detail::check_balance_input(costs, current_rank, item_bytes, topo, where);
+  if (reference_bin_of.size() != costs.size()) {
+    throw_invalid_argument(where, ": ", costs.size(), " items but ", reference_bin_of.size(),
+                           " reference bins");
+  }
+  if (options.slack_ppm < 0) {
+    throw_invalid_argument(where, ": negative slack_ppm ", options.slack_ppm);
+  }
+  place_options po;
+  po.slack_ppm = options.slack_ppm;
+  po.reference_bin_of = reference_bin_of;
+  return place(costs, current_rank, item_bytes, topo, po);
+}
+
+/// locality_balance with orch::partition (default options) as the reference partition.
+/// Complexity: as above plus orch::partition. Throws: as above.
+[[nodiscard]] inline locality_result locality_balance(std::span<const cost_t> costs,
+                                                      std::span<const rank_t> current_rank,
+                                                      std::span<const bytes_t> item_bytes,
+                                                      const topology& topo,
+                                                      locality_options options = {}) {
+  detail::check_balance_input(costs, current_rank, item_bytes, topo, "locality_balance");
+  const auto reference = partition(costs, topo.ranks());
+  return locality_balance(costs, current_rank, item_bytes, topo, reference.bin_of, options);
+}
+
+} // namespace orch
