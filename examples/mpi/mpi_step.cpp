@@ -439,11 +439,12 @@ step_report run_step(orch::mpi::communicator& comm, const std::vector<trace_exam
     msgs.push_back(gather_on_root(m.second, k));
   }
   if (me == 0) {
-    std::printf("step %d: %lld examples, %lld media items in %lld chunks, plan hash %016llx\n",
+    // (The hash itself is not printed: it changes with the hash scheme, the plan does not.)
+    std::printf("step %d: %lld examples, %lld media items in %lld chunks; plans agree on all "
+                "%d ranks\n",
                 step, static_cast<long long>(table.examples()),
                 static_cast<long long>(table.media_items()),
-                static_cast<long long>(sp.chunks.chunks(table.media_items())),
-                static_cast<unsigned long long>(sp.hash));
+                static_cast<long long>(sp.chunks.chunks(table.media_items())), k);
     std::printf("  %-7s %-5s %9s |", "phase", "plan", "max/mean");
     for (rank_t r = 0; r < k; ++r) {
       std::printf(" %7s", ("rank " + std::to_string(r)).c_str());
