@@ -595,7 +595,9 @@ void communicator::exchange(const exchange_plan& plan, std::span<const std::byte
   prepared& p = s_->get(cache_key(hash, 0, 0), [&] {
     return prepare(plan.view(rank_), size_, hash, cache_key(hash, 0, 0), 0, options_, true);
   });
-  std::byte* ws = s_->reserve(p.program.workspace.end);
+  // MPI's datatypes gather and scatter in place: no send or receive buffer to reserve.
+  const bool in_place = p.has_types && options_.algorithm == flat_algorithm::p2p;
+  std::byte* ws = in_place ? nullptr : s_->reserve(p.program.workspace.end);
   s_->run_stage(p, s_->world, src, dst, ws, options_.algorithm, tag_flat, where);
 }
 
