@@ -106,7 +106,9 @@ struct encoder_step {
   /// buffer holds them in this layout's slot order.
   layout owner_media;
   /// Its items on the LLM rank of their example (= features.forward.to()): the LLM rank's
-  /// feature buffer holds them in this layout's slot order, which the assembly reads.
+  /// feature buffer holds them in this layout's slot order, which the assembly reads. The
+  /// order is the one the features exchange delivers them in (by encoder rank, then slot on
+  /// it), so that exchange never unpacks; the assembly puts them in sequence order.
   layout feature_layout;
 };
 

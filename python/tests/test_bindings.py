@@ -24,7 +24,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 # The golden hashes of examples/orchestrate_step.cpp's step (8 ranks, 2 nodes), asserted by
 # the doctest "golden plan hash of the orchestrate_step example" in
 # tests/orchestrate/test_item_columns.cpp.
-GOLDEN_ORCH = 17174710416906131477
+GOLDEN_ORCH = 2521555356662069866
 GOLDEN_NONE = 14274743033688558961
 
 ROWS = [  # owner, text, image patches, audio frames (examples/orchestrate_step.cpp)

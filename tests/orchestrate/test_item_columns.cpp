@@ -186,7 +186,7 @@ TEST_CASE("golden plan hash of the orchestrate_step example (shared with the Pyt
   const auto table = golden_table();
   const auto topo = orch::topology::uniform(8, 4);
   const auto plan = orch::orchestrate(table, golden_model(), topo, {});
-  CHECK(plan.hash == 17174710416906131477ULL);
+  CHECK(plan.hash == 2521555356662069866ULL);
   orch::orchestrate_options none;
   none.strategy = orch::strategy::none;
   CHECK(orch::orchestrate(table, golden_model(), topo, none).hash == 14274743033688558961ULL);

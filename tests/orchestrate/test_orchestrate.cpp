@@ -311,6 +311,13 @@ void check_step(const scenario& s, const orch::model_description& model, orch::s
           orch::make_plan(x.forward.from(), x.forward.from(), x.forward.item_bytes()).hash());
   }
 
+  // The feature layout is the order the features exchange delivers in: no rank unpacks.
+  for (const orch::encoder_step& enc : sp.encoders) {
+    for (rank_t r = 0; r < s.topo.ranks(); ++r) {
+      CHECK(enc.features.forward.view(r).unpack_is_identity);
+    }
+  }
+
   // Metrics are consistent with the layouts.
   for (const orch::phase_result& ph : sp.phases()) {
     CHECK(ph.loads.size() == static_cast<std::size_t>(s.topo.ranks()));

@@ -67,8 +67,10 @@ ORCH_INLINE step_plan orchestrate(const item_table& user_table, const model_desc
   sp.encoders.resize(encoders);
   std::vector<std::vector<rank_t>> rank_of(encoders + 1); // per phase, per item
   std::vector<std::uint64_t> plan_hash(2 * encoders + 1);
-  std::vector<layout> owner_media;     // per encoder: its items on their example's owner
-  std::vector<layout> feature_layouts; // per encoder: its items on their example's LLM rank
+  std::vector<layout> owner_media; // per encoder: its items on their example's owner
+  // Per encoder: its items on their example's LLM rank, in the order the features exchange
+  // delivers them (see the graph below), so that no LLM rank unpacks its features.
+  std::vector<layout> feature_layouts;
   std::uint64_t assembly_hash = 0;
   const auto& llm = sp.llm;
   const auto& llm_rank = rank_of[encoders];
@@ -233,19 +235,40 @@ ORCH_INLINE step_plan orchestrate(const item_table& user_table, const model_desc
   const std::size_t owner_media_task = graph.add(
       [&] { owner_media = detail::media_layouts_following(table, in, sp.owner_examples); },
       {owner_task});
-  // Each encoder's media on the LLM rank of their example (the LLM-side feature buffers).
-  const std::size_t feature_layout_task = graph.add(
-      [&] { feature_layouts = detail::media_layouts_following(table, in, llm.placement); },
-      {llm_task});
-  graph.add(assemble, {feature_layout_task});
+  // Each encoder's media on the LLM rank of their example (the LLM-side feature buffers), in
+  // arrival order. An encoder that follows its examples (none, llm_only) runs them in example
+  // order on the rank whose layout it follows, so example order is arrival order there (and
+  // llm_only's encoder needs the layout before it runs); a balanced encoder's items arrive by
+  // (encoder rank, slot), known once it is placed.
+  std::vector<std::size_t> feature_layout_task(encoders);
+  if (balanced) {
+    feature_layouts.resize(encoders);
+    for (std::size_t e = 0; e < encoders; ++e) {
+      feature_layout_task[e] = graph.add(
+          [&, e] {
+            feature_layouts[e] = detail::layout_in_arrival_order(sp.encoders[e].phase.placement,
+                                                                 in.encoders[e].example, llm_rank);
+          },
+          {encoder_task[e], llm_task});
+    }
+  } else {
+    const std::size_t all = graph.add(
+        [&] { feature_layouts = detail::media_layouts_following(table, in, llm.placement); },
+        {llm_task});
+    std::fill(feature_layout_task.begin(), feature_layout_task.end(), all);
+  }
+  std::vector<std::size_t> assemble_after(feature_layout_task);
+  assemble_after.push_back(llm_task);
+  graph.add(assemble, assemble_after);
   graph.add(text_exchange, {llm_task, owner_task});
   for (std::size_t e = 0; e < encoders && !balanced; ++e) {
-    encoder_task[e] = graph.add([&, e] { encoder_phase(e); },
-                                {strat == strategy::none ? owner_media_task : feature_layout_task});
+    encoder_task[e] =
+        graph.add([&, e] { encoder_phase(e); },
+                  {strat == strategy::none ? owner_media_task : feature_layout_task[e]});
   }
   for (std::size_t e = 0; e < encoders; ++e) {
     graph.add([&, e] { inputs_exchange(e); }, {encoder_task[e], owner_media_task});
-    graph.add([&, e] { features_exchange(e); }, {encoder_task[e], feature_layout_task});
+    graph.add([&, e] { features_exchange(e); }, {encoder_task[e], feature_layout_task[e]});
   }
   std::vector<std::size_t> route_after(encoder_task);
   route_after.push_back(llm_task);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /// Internals of orch/orchestrate.hpp: the layouts of a step that follow the examples (the
-/// examples on their owner, each encoder's media on the rank of their example).
+/// examples on their owner, each encoder's media on the rank of their example), and the
+/// features' layout on the LLM ranks in the order the encoder ranks deliver them.
 #pragma once
 
 #include <orch/config.hpp>
@@ -11,6 +12,7 @@
 #include <orch/types.hpp>
 
 #include <cstddef>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -123,6 +125,41 @@ inline std::vector<layout> media_layouts_following(const item_table& table, cons
                                                 std::move(out[e].order)));
   }
   return layouts;
+}
+
+/// An encoder's items on the LLM rank of their example (`llm_rank[example_of[i]]`), ordered
+/// there by (rank in `placement`, slot in `placement`): the order in which a flat exchange
+/// from `placement` delivers them (each sender packs its items per peer in slot order, peers
+/// ascending), so the features exchange unpacks nothing and the assembly, which gathers
+/// features by index anyway, does the reordering once.
+/// Complexity: O(items + ranks) (counting sort).
+inline layout layout_in_arrival_order(const layout& placement, std::span<const index_t> example_of,
+                                      std::span<const rank_t> llm_rank) {
+  const rank_t ranks = placement.ranks();
+  const std::size_t items = example_of.size();
+  ORCH_ASSERT(static_cast<std::size_t>(placement.items()) == items);
+  uninit_vector<rank_t> rank_of(items);
+  uninit_vector<index_t> slot_of(items);
+  uninit_vector<index_t> order(items); // a permutation: every entry written once
+  std::vector<index_t> first(static_cast<std::size_t>(ranks) + 1, 0);
+  for (std::size_t i = 0; i < items; ++i) {
+    const rank_t r = llm_rank[static_cast<std::size_t>(example_of[i])];
+    rank_of[i] = r;
+    ++first[static_cast<std::size_t>(r) + 1];
+  }
+  for (std::size_t r = 0; r < static_cast<std::size_t>(ranks); ++r) {
+    first[r + 1] += first[r];
+  }
+  std::vector<index_t> next(first.begin(), first.end() - 1);
+  // placement.order() lists the items by (rank, slot): the arrival order on every receiver.
+  for (const index_t i : placement.order()) {
+    const auto r = static_cast<std::size_t>(rank_of[static_cast<std::size_t>(i)]);
+    const index_t at = next[r]++;
+    slot_of[static_cast<std::size_t>(i)] = at - first[r];
+    order[static_cast<std::size_t>(at)] = i;
+  }
+  return layout_access::from_parts(ranks, std::move(rank_of), std::move(slot_of), std::move(first),
+                                   std::move(order));
 }
 
 } // namespace orch::detail
