@@ -70,10 +70,17 @@ public:
     return first_[i + 1] - first_[i];
   }
 
+  /// Most chunks one step may be cut into: 2^24 (16.8 million, 50 times the items of the
+  /// paper's largest step). A step that would need more is rejected before anything is
+  /// allocated: a length in the wrong unit must not cost minutes and then std::bad_alloc.
+  static constexpr index_t max_chunks = index_t{1} << 24;
+
   /// Cuts every media item of `table` by its field's chunk_length in `model` (fields the
   /// model does not consume are left whole: orchestrate reports them).
-  /// Complexity: O(media + fields · encoders). Throws: nothing beyond std::bad_alloc (the
-  /// table's lengths are non-negative and chunk lengths are validated by the model).
+  /// Complexity: O(media + fields · encoders).
+  /// Throws: orch::invalid_argument naming the media item, its example, length and window
+  /// when the step would exceed max_chunks chunks (the table's lengths are non-negative and
+  /// chunk lengths are validated by the model).
   [[nodiscard]] static media_chunks make(const item_table& table, const model_description& model) {
     const auto& names = table.field_names();
     std::vector<length_t> window(names.size(), 0);
@@ -92,8 +99,18 @@ public:
     const std::size_t media = lengths.size();
     std::size_t total = 0;
     for (std::size_t m = 0; m < media; ++m) {
-      total +=
-          static_cast<std::size_t>(pieces(lengths[m], window[static_cast<std::size_t>(fields[m])]));
+      const length_t w = window[static_cast<std::size_t>(fields[m])];
+      const length_t n = pieces(lengths[m], w);
+      // total ≤ max_chunks here, so the comparison cannot overflow.
+      if (n > max_chunks - static_cast<index_t>(total)) {
+        throw_invalid_argument(
+            "media_chunks: media item ", m, " (example ", table.media_examples()[m], ", field '",
+            names[static_cast<std::size_t>(fields[m])], "') of length ", lengths[m],
+            " in windows of ", w, " takes the step past ", max_chunks,
+            " chunks (media_chunks::max_chunks; a length in "
+            "the wrong unit?)");
+      }
+      total += static_cast<std::size_t>(n);
     }
     if (total == media) {
       return out; // nothing is longer than its window

@@ -231,6 +231,15 @@ const std::map<std::string, std::function<void()>>& triggers() {
              orch::orchestrate(two_ranks_table(), vision_model(), orch::topology::uniform(2, 1));
          static_cast<void>(sp.exchange("audio.inputs"));
        }},
+      {"E309",
+       [] {
+         auto m = vision_model();
+         m.encoders[0].fields = {{"image", 40}};
+         orch::item_table t;
+         const orch::media_spec huge{"image", length_t{1} << 40, 0};
+         t.add_example(0, 0, 5, std::span(&huge, 1));
+         static_cast<void>(orch::orchestrate(t, m, orch::topology::uniform(1, 1)));
+       }},
       // ---- partition
       {"E401",
        [] {

@@ -125,6 +125,19 @@ TEST_CASE("limits: byte counts beyond int64 are rejected up front, naming the ex
                   orch::overflow);
 }
 
+TEST_CASE("limits: an item cut into more than 2^24 chunks is rejected up front") {
+  auto m = vision_audio();
+  m.encoders[0].fields = {{"image", 40}};
+  orch::item_table t(m);
+  const orch::media_spec huge{"image", length_t{1} << 40, 0}; // 2^35 chunks of 40 patches
+  t.add_example(0, 0, 100, std::span(&huge, 1));
+  const auto t0 = std::chrono::steady_clock::now();
+  CHECK_THROWS_AS(static_cast<void>(orch::orchestrate(t, m, orch::topology::uniform(1, 1))),
+                  orch::invalid_argument);
+  CHECK(seconds_since(t0) < 10.0); // microseconds in fact; minutes before the limit existed
+  CHECK(orch::media_chunks::max_chunks == orch::index_t{1} << 24);
+}
+
 TEST_CASE("limits: a model with 16 encoders is planned") {
   orch::model_description m;
   std::vector<std::string> fields;
