@@ -5,8 +5,9 @@
 #   scripts/fuzz.sh                 # every target, ${ORCH_FUZZ_SECONDS:-45} s each
 #   scripts/fuzz.sh 600 plan        # one target for 10 minutes
 #
-# New corpus entries go to build/fuzz/corpus/<name>/ (not into the tree); a crash leaves its
-# input in build/fuzz/artifacts/ and fails the script. To keep a crash as a regression test,
+# ORCH_FUZZ_BUILD_DIR (default build/fuzz) is the build folder. New corpus entries go to
+# $ORCH_FUZZ_BUILD_DIR/corpus/<name>/ (not into the tree); a crash leaves its
+# input in $ORCH_FUZZ_BUILD_DIR/artifacts/ and fails the script. To keep a crash as a regression test,
 # copy the input into fuzz/corpus/<name>/ with the fix (ctest then replays it in every build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,9 +17,9 @@ targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
   targets=(trace instance partition plan metadata orchestrate)
 fi
-cmake --preset fuzz >/dev/null
-cmake --build --preset fuzz --target "${targets[@]/#/orch_fuzz_}"
-out=build/fuzz
+out="${ORCH_FUZZ_BUILD_DIR:-build/fuzz}"
+cmake --preset fuzz -B "$out" >/dev/null
+cmake --build "$out" -j "${CMAKE_BUILD_PARALLEL_LEVEL:-2}" --target "${targets[@]/#/orch_fuzz_}"
 mkdir -p "$out/artifacts"
 for t in "${targets[@]}"; do
   mkdir -p "$out/corpus/$t"
