@@ -82,6 +82,19 @@ orch::item_table two_ranks_table() {
   return t;
 }
 
+/// Two items, one on each of two ranks.
+orch::layout two_items_layout() {
+  const std::vector<rank_t> r{0, 1};
+  return orch::layout::from_assignment(r, 2);
+}
+
+/// The identity plan of two_items_layout, one byte per item.
+orch::exchange_plan two_items_plan() {
+  const auto l = two_items_layout();
+  const std::vector<orch::bytes_t> b{1, 1};
+  return orch::make_plan(l, l, b);
+}
+
 /// One trigger per catalogue entry: it must throw the entry's error.
 const std::map<std::string, std::function<void()>>& triggers() {
   static const std::map<std::string, std::function<void()>> table{
@@ -370,6 +383,186 @@ const std::map<std::string, std::function<void()>>& triggers() {
          orch::append_metadata(t, std::span<const std::vector<std::int64_t>>(buffers));
        }},
       {"E607", [] { orch::local_batch().add(-1); }},
+      // ---- layouts, plans, schedules, reference executor (continued)
+      {"E508",
+       [] {
+         const std::vector<rank_t> r{0};
+         const std::vector<index_t> k{0};
+         static_cast<void>(orch::layout::from_keys(r, 0, k));
+       }},
+      {"E509",
+       [] {
+         const std::vector<rank_t> r{0, 1};
+         const std::vector<index_t> k{0};
+         static_cast<void>(orch::layout::from_keys(r, 2, k));
+       }},
+      {"E510",
+       [] {
+         static_cast<void>(orch::layout::from_placements(2, {0, 1}, {0}));
+       }},
+      {"E511",
+       [] {
+         static_cast<void>(orch::layout::from_placements(2, {0, 1}, {0, 1}));
+       }},
+      {"E512",
+       [] {
+         static_cast<void>(orch::layout::from_placements(2, {0, 0}, {1, 1}));
+       }},
+      {"E513", [] { static_cast<void>(orch::layout::contiguous({})); }},
+      {"E514",
+       [] {
+         const std::vector<index_t> c{2, -1};
+         static_cast<void>(orch::layout::contiguous(c));
+       }},
+      {"E515",
+       [] {
+         const std::vector<index_t> c{std::numeric_limits<index_t>::max(), 1};
+         static_cast<void>(orch::layout::contiguous(c));
+       }},
+      {"E516", [] { static_cast<void>(two_items_layout().count_on(2)); }},
+      {"E517", [] { static_cast<void>(two_items_layout().rank_of(5)); }},
+      {"E518", [] { static_cast<void>(two_items_layout().item_at(1, 1)); }},
+      {"E519", [] { static_cast<void>(two_items_plan().source_bytes(-1)); }},
+      {"E520", [] { static_cast<void>(two_items_plan().destination_offset(2)); }},
+      {"E521",
+       [] {
+         const std::vector<rank_t> r{0, 0, 1};
+         const auto l = orch::layout::from_assignment(r, 2);
+         const std::vector<orch::bytes_t> b{1, 1, 1};
+         static_cast<void>(orch::compose(two_items_plan(), orch::make_plan(l, l, b)));
+       }},
+      {"E522",
+       [] {
+         const auto l = two_items_layout();
+         const std::vector<orch::bytes_t> b{1, 2};
+         static_cast<void>(orch::compose(two_items_plan(), orch::make_plan(l, l, b)));
+       }},
+      {"E523",
+       [] {
+         static_cast<void>(orch::measure_traffic(two_items_plan(), orch::topology::uniform(4, 2)));
+       }},
+      {"E524",
+       [] {
+         static_cast<void>(orch::make_schedule(two_items_plan(), orch::topology::uniform(4, 2)));
+       }},
+      {"E525",
+       [] {
+         const auto s = orch::make_schedule(two_items_plan(), orch::topology::uniform(2, 1));
+         static_cast<void>(s.remote_peers(2));
+       }},
+      {"E526",
+       [] {
+         orch::rank_buffers b(2);
+         b[0].resize(3);
+         static_cast<void>(orch::execute(two_items_plan(), b));
+       }},
+      {"E527",
+       [] {
+         std::vector<std::byte> src(1);
+         std::vector<std::byte> send;
+         orch::pack(two_items_plan().view(0), src, send);
+       }},
+      {"E528",
+       [] {
+         std::vector<std::byte> recv;
+         std::vector<std::byte> dst(1);
+         orch::unpack(two_items_plan().view(0), recv, dst);
+       }},
+      {"E529",
+       [] {
+         const std::vector<orch::rank_view> v{two_items_plan().view(0)};
+         static_cast<void>(orch::all_to_all(v, orch::rank_buffers(2)));
+       }},
+      {"E530",
+       [] {
+         const auto p = two_items_plan();
+         const std::vector<orch::rank_view> v{p.view(0), p.view(1)};
+         static_cast<void>(orch::all_to_all(v, orch::rank_buffers(2)));
+       }},
+      // ---- payload helpers
+      {"E701",
+       [] {
+         std::vector<std::byte> send;
+         orch::pack_items(
+             two_items_plan().view(0), [](index_t) { return std::span<const std::byte>(); }, send);
+       }},
+      {"E702",
+       [] {
+         std::vector<std::byte> send(1);
+         orch::pack_items(
+             two_items_plan().view(0), [](index_t) { return std::span<const std::byte>(); }, send);
+       }},
+      {"E703",
+       [] {
+         const std::vector<orch::bytes_t> b{1};
+         static_cast<void>(orch::item_offsets(two_items_layout(), b));
+       }},
+      {"E704",
+       [] {
+         const std::vector<orch::bytes_t> b{1, -3};
+         static_cast<void>(orch::item_offsets(two_items_layout(), b));
+       }},
+      {"E705",
+       [] {
+         const std::vector<rank_t> r{0, 0};
+         const std::vector<orch::bytes_t> b{std::numeric_limits<orch::bytes_t>::max(), 1};
+         static_cast<void>(orch::item_offsets(orch::layout::from_assignment(r, 1), b));
+       }},
+      {"E706",
+       [] {
+         const std::vector<orch::bytes_t> b{1, 1};
+         static_cast<void>(orch::item_offsets(two_items_layout(), b).rank_bytes(2));
+       }},
+      {"E707",
+       [] {
+         const auto l = two_items_layout();
+         const std::vector<orch::bytes_t> b{1, 1};
+         static_cast<void>(orch::rank_offsets(l, 2, b));
+       }},
+      {"E708",
+       [] {
+         const auto l = two_items_layout();
+         const std::vector<orch::bytes_t> b{1};
+         static_cast<void>(orch::rank_offsets(l, 0, b));
+       }},
+      {"E709",
+       [] {
+         const auto l = two_items_layout();
+         const std::vector<orch::bytes_t> b{-1, 1};
+         static_cast<void>(orch::rank_offsets(l, 0, b));
+       }},
+      {"E710",
+       [] {
+         const auto l = two_items_layout();
+         const std::vector<orch::bytes_t> b{1, 1};
+         static_cast<void>(orch::rank_offsets(l, 0, b).at(1));
+       }},
+      {"E711",
+       [] {
+         const auto l = two_items_layout();
+         const std::vector<orch::bytes_t> b{1, 1};
+         static_cast<void>(orch::rank_offsets(l, 0, b).find(1));
+       }},
+      {"E712",
+       [] {
+         const auto l = two_items_layout();
+         const std::vector<orch::bytes_t> b{4, 1};
+         const std::vector<std::byte> buffer(2);
+         static_cast<void>(orch::rank_offsets(l, 0, b).slot_bytes(buffer, 0));
+       }},
+      {"E713",
+       [] {
+         const orch::received_items got(two_items_plan().view(0));
+         static_cast<void>(got.in_receive(1));
+       }},
+      {"E714",
+       [] {
+         const orch::received_items got(two_items_plan().view(0));
+         static_cast<void>(got.receive_bytes({}, 0));
+       }},
+      {"E715", [] { static_cast<void>(orch::make_row_exchange(two_items_plan(), 0, 0)); }},
+      {"E716", [] { static_cast<void>(orch::make_row_exchange(two_items_plan(), 0, 2)); }},
+      {"E717", [] { static_cast<void>(orch::assembly_map().on_rank(0)); }},
   };
   return table;
 }
