@@ -544,6 +544,25 @@ std::unique_ptr<prepared> prepare(const rank_view& view, rank_t ranks, std::uint
   return p;
 }
 
+// Why MPI cannot move `t`'s chunks (a count, or with int displacements an offset, above
+// 2^31 - 1 bytes), or "". Checked before the hash agreement, whose status word then fails every
+// rank together, instead of only the two ends of the chunk once payload moves.
+std::string chunk_limit_error(const ot::transfer_list& t, bool int_displacements, rank_t rank,
+                              const char* where) {
+  for (const bool sends : {true, false}) {
+    for (const auto& c : sends ? t.sends : t.recvs) {
+      if (c.bytes > INT_MAX || (int_displacements && c.offset > INT_MAX)) {
+        return orch::detail::message(
+            where, ": rank ", rank, sends ? " would send " : " would receive ", c.bytes,
+            " bytes at offset ", c.offset, sends ? " to rank " : " from rank ", c.peer,
+            ", above MPI's int count limit of ", INT_MAX,
+            " bytes per chunk (and per displacement with alltoallv); no payload was moved");
+      }
+    }
+  }
+  return {};
+}
+
 // Order-sensitive hash of a topology (the node of every rank), agreed on with the stages'
 // plan hashes: two ranks that staged alike on different topologies must not pass.
 std::uint64_t topology_hash(std::span<const rank_t> node_of_rank) {
@@ -585,6 +604,18 @@ void communicator::exchange(const exchange_plan& plan, std::span<const std::byte
                                 plan.destination_bytes(rank_));
   }
   const std::uint64_t hash = plan.hash();
+  prepared* prep = nullptr;
+  if (bad.empty()) {
+    try {
+      prep = &s_->get(cache_key(hash, 0, 0), [&] {
+        return prepare(plan.view(rank_), size_, hash, cache_key(hash, 0, 0), 0, options_, true);
+      });
+      bad = chunk_limit_error(prep->program.transfers,
+                              options_.algorithm == flat_algorithm::alltoallv, rank_, where);
+    } catch (const orch::invalid_argument& e) {
+      bad = e.what(); // a datatype block above MPI's int count: reported like the rest
+    }
+  }
   if (options_.check_plan_hash) {
     check_plan_hashes(std::span(&hash, 1), !bad.empty());
   }
@@ -592,9 +623,7 @@ void communicator::exchange(const exchange_plan& plan, std::span<const std::byte
     throw orch::invalid_argument(bad);
   }
   s_->last_messages = 0;
-  prepared& p = s_->get(cache_key(hash, 0, 0), [&] {
-    return prepare(plan.view(rank_), size_, hash, cache_key(hash, 0, 0), 0, options_, true);
-  });
+  prepared& p = *prep;
   // MPI's datatypes gather and scatter in place: no send or receive buffer to reserve.
   const bool in_place = p.has_types && options_.algorithm == flat_algorithm::p2p;
   std::byte* ws = in_place ? nullptr : s_->reserve(p.program.workspace.end);
@@ -623,6 +652,27 @@ void communicator::exchange(const node_schedule& schedule, std::span<const std::
   }
   const std::uint64_t hashes[3] = {a.hash(), b.hash(),
                                    topology_hash(schedule.topology.node_of_ranks())};
+  // One cache entry per stage; key salted with the other stage's hash so that a stage plan
+  // shared by two schedules keeps the workspace offsets of its own schedule.
+  const auto k1 = cache_key(hashes[0], hashes[1], 1);
+  const auto k2 = cache_key(hashes[1], hashes[0], 2);
+  prepared* prep1 = nullptr;
+  prepared* prep2 = nullptr;
+  if (bad.empty()) {
+    try {
+      prep1 = &s_->get(
+          k1, [&] { return prepare(a.view(rank_), size_, hashes[0], k1, 0, options_, true); });
+      prep2 = &s_->get(
+          k2, [&] { return prepare(b.view(rank_), size_, hashes[1], k2, 0, options_, true); });
+      const bool int_displs = options_.algorithm == flat_algorithm::alltoallv;
+      bad = chunk_limit_error(prep1->program.transfers, int_displs, rank_, where);
+      if (bad.empty()) {
+        bad = chunk_limit_error(prep2->program.transfers, int_displs, rank_, where);
+      }
+    } catch (const orch::invalid_argument& e) {
+      bad = e.what();
+    }
+  }
   if (options_.check_plan_hash) {
     check_plan_hashes(hashes, !bad.empty());
   }
@@ -631,16 +681,8 @@ void communicator::exchange(const node_schedule& schedule, std::span<const std::
   }
   s_->last_messages = 0;
   const node_comms& comms = s_->comms_for(schedule.topology);
-  // One cache entry per stage; key salted with the other stage's hash so that a stage plan
-  // shared by two schedules keeps the workspace offsets of its own schedule.
-  const auto k1 = cache_key(hashes[0], hashes[1], 1);
-  const auto k2 = cache_key(hashes[1], hashes[0], 2);
-  auto& p1 = s_->get(k1, [&] {
-    auto pr = prepare(a.view(rank_), size_, hashes[0], k1, 0, options_, true);
-    return pr;
-  });
-  auto& p2 =
-      s_->get(k2, [&] { return prepare(b.view(rank_), size_, hashes[1], k2, 0, options_, true); });
+  prepared& p1 = *prep1;
+  prepared& p2 = *prep2;
   // The workspace: staging first, then the stages' regions (orch::transport::nodewise_workspace).
   const auto w =
       ot::make_nodewise_workspace(p1.program.destination_bytes, p1.program.pack, p1.program.unpack,

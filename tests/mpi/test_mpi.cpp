@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <vector>
 
@@ -251,6 +252,78 @@ TEST_CASE("mpi: a wrong-size buffer on one rank is an error on every rank, namin
                                                  : "rank 0 rejected its arguments"),
                        orch::invalid_argument);
   CHECK_FALSE(comm.aborted());
+}
+
+namespace {
+
+// `bytes` of address space that is never touched (no memory is committed for it): a buffer of
+// the right size for a plan whose exchange must fail before payload moves.
+struct untouched_buffer {
+  std::byte* data = nullptr;
+  std::size_t size = 0;
+  explicit untouched_buffer(std::size_t bytes) : size(bytes) {
+    if (bytes > 0) {
+      void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+      REQUIRE(p != MAP_FAILED);
+      data = static_cast<std::byte*>(p);
+    }
+  }
+  untouched_buffer(const untouched_buffer&) = delete;
+  untouched_buffer& operator=(const untouched_buffer&) = delete;
+  ~untouched_buffer() {
+    if (data != nullptr) {
+      munmap(data, size);
+    }
+  }
+  [[nodiscard]] std::span<std::byte> span() const { return {data, size}; }
+};
+
+} // namespace
+
+TEST_CASE("mpi: a chunk above 2^31 - 1 bytes is an error on every rank before payload moves") {
+  const rank_t me = world_rank();
+  const rank_t k = world_size();
+  if (k < 2) {
+    return;
+  }
+  // Item 0: 2^31 bytes from rank 0 to rank 1 (one byte over MPI's int count); item r ≥ 1:
+  // 8 bytes from rank r to rank r + 1.
+  std::vector<rank_t> from;
+  std::vector<rank_t> to;
+  std::vector<bytes_t> sizes;
+  for (rank_t r = 0; r < k; ++r) {
+    from.push_back(r);
+    to.push_back((r + 1) % k);
+    sizes.push_back(r == 0 ? bytes_t{1} << 31 : 8);
+  }
+  const auto plan = orch::make_plan(orch::layout::from_assignment(from, k),
+                                    orch::layout::from_assignment(to, k), sizes);
+  const untouched_buffer src(static_cast<std::size_t>(plan.source_bytes(me)));
+  const untouched_buffer dst(static_cast<std::size_t>(plan.destination_bytes(me)));
+  const auto topo = orch::topology::uniform(k, 1);
+  for (const auto& v : variants) {
+    const std::string variant_name = v.name;
+    CAPTURE(variant_name);
+    om::communicator comm(MPI_COMM_WORLD, opts(v.algorithm, v.packing, 60s));
+    // Ranks 0 and 1 name the chunk; the others learn from the agreement that rank 1 (the
+    // highest failing rank) rejected its arguments.
+    const std::string want =
+        me <= 1 ? "above MPI's int count limit" : "rank 1 rejected its arguments";
+    CHECK_THROWS_WITH_AS(comm.exchange(plan, src.span(), dst.span()),
+                         doctest::Contains(want.c_str()), orch::invalid_argument);
+    CHECK_THROWS_WITH_AS(comm.exchange(orch::make_schedule(plan, topo), src.span(), dst.span()),
+                         doctest::Contains(want.c_str()), orch::invalid_argument);
+    CHECK_FALSE(comm.aborted());
+    // The communicator still works afterwards.
+    const auto s = orch::test::make_transport_scenario(3, k, 1, 1000);
+    const auto good = orch::make_plan(s.from, s.to, s.bytes);
+    const auto good_src = orch::test::make_source(good);
+    const auto expect = orch::execute(good, good_src);
+    std::vector<std::byte> out(expect[static_cast<std::size_t>(me)].size());
+    comm.exchange(good, good_src[static_cast<std::size_t>(me)], out);
+    CHECK(out == expect[static_cast<std::size_t>(me)]);
+  }
 }
 
 TEST_CASE("mpi: a rank that throws before the exchange makes the others time out") {
