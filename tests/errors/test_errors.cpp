@@ -289,6 +289,133 @@ const std::map<std::string, std::function<void()>>& triggers() {
          o.second_capacity = 4;
          static_cast<void>(orch::partition(std::vector<cost_t>{1, 2}, 2, o));
        }},
+      {"E408",
+       [] {
+         orch::partition_options o;
+         o.max_items_per_bin = -1;
+         static_cast<void>(orch::partition(std::vector<cost_t>{1, 2}, 2, o));
+       }},
+      {"E409",
+       [] {
+         orch::partition_options o;
+         o.second_capacity = 4;
+         static_cast<void>(orch::partition(std::vector<cost_t>{1, 2}, 2, o));
+       }},
+      {"E410",
+       [] {
+         const std::vector<cost_t> second{1};
+         orch::partition_options o;
+         o.second_resource = second;
+         o.second_capacity = 4;
+         static_cast<void>(orch::partition(std::vector<cost_t>{1, 2}, 2, o));
+       }},
+      {"E411",
+       [] {
+         const std::vector<cost_t> second{1, 1};
+         orch::partition_options o;
+         o.second_resource = second;
+         static_cast<void>(orch::partition(std::vector<cost_t>{1, 2}, 2, o));
+       }},
+      {"E412",
+       [] {
+         const std::vector<cost_t> second{1, -1};
+         orch::partition_options o;
+         o.second_resource = second;
+         o.second_capacity = 4;
+         static_cast<void>(orch::partition(std::vector<cost_t>{1, 2}, 2, o));
+       }},
+      {"E413",
+       [] {
+         const std::vector<cost_t> second{3, 3, 3};
+         orch::partition_options o;
+         o.second_resource = second;
+         o.second_capacity = 4;
+         static_cast<void>(orch::partition(std::vector<cost_t>{1, 2, 3}, 2, o));
+       }},
+      {"E414",
+       [] {
+         const std::vector<cost_t> speeds{1};
+         orch::partition_options o;
+         o.speeds = speeds;
+         static_cast<void>(orch::partition(std::vector<cost_t>{1, 2}, 2, o));
+       }},
+      {"E415",
+       [] {
+         const std::vector<cost_t> speeds{1, 0};
+         orch::partition_options o;
+         o.speeds = speeds;
+         static_cast<void>(orch::partition(std::vector<cost_t>{1, 2}, 2, o));
+       }},
+      {"E416",
+       [] {
+         const std::vector<index_t> groups{0};
+         orch::partition_options o;
+         o.groups = groups;
+         static_cast<void>(orch::partition(std::vector<cost_t>{1, 2}, 2, o));
+       }},
+      {"E417",
+       [] {
+         const std::vector<index_t> groups{0, -2};
+         orch::partition_options o;
+         o.groups = groups;
+         static_cast<void>(orch::partition(std::vector<cost_t>{1, 2}, 2, o));
+       }},
+      {"E418",
+       [] {
+         const std::vector<index_t> groups{0, 0, 0, -1};
+         orch::partition_options o;
+         o.groups = groups;
+         o.max_items_per_bin = 2;
+         static_cast<void>(orch::partition(std::vector<cost_t>{1, 2, 3, 4}, 2, o));
+       }},
+      {"E419",
+       [] {
+         const std::vector<index_t> groups{0, 0, -1};
+         orch::partition_options o;
+         o.groups = groups;
+         o.equal_counts = true;
+         static_cast<void>(orch::partition(std::vector<cost_t>{1, 2, 3}, 2, o));
+       }},
+      {"E420",
+       [] {
+         const std::vector<index_t> groups{0, 0, 1, 1, 2, 2};
+         orch::partition_options o;
+         o.groups = groups;
+         o.equal_counts = true;
+         static_cast<void>(orch::partition(std::vector<cost_t>{1, 2, 3, 4, 5, 6}, 2, o));
+       }},
+      {"E421",
+       [] {
+         static_cast<void>(orch::min_microbatches(std::vector<cost_t>{1, 2}, 0));
+       }},
+      {"E422",
+       [] {
+         static_cast<void>(orch::min_microbatches(std::vector<cost_t>{1, -2}, 8));
+       }},
+      {"E423",
+       [] {
+         static_cast<void>(orch::min_microbatches(std::vector<cost_t>{1, 9}, 8));
+       }},
+      {"E424", [] { static_cast<void>(orch::common_microbatches({})); }},
+      {"E425",
+       [] {
+         const std::vector<index_t> per_rank{2, -1};
+         static_cast<void>(orch::common_microbatches(per_rank));
+       }},
+      {"E426",
+       [] {
+         static_cast<void>(
+             orch::split_microbatches(std::vector<cost_t>{1, 2}, std::vector<cost_t>{1}, 8, 1));
+       }},
+      {"E427",
+       [] {
+         static_cast<void>(
+             orch::split_microbatches(std::vector<cost_t>{1, 2}, std::vector<cost_t>{1, 1}, 8, 0));
+       }},
+      {"E428",
+       [] {
+         static_cast<void>(orch::padded_partition(std::vector<length_t>{3, -1}, 2));
+       }},
       // ---- topology, layouts, plans
       {"E501", [] { static_cast<void>(orch::topology::uniform(6, 4)); }},
       {"E502",
