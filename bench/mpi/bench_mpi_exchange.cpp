@@ -19,7 +19,8 @@
 // orchestrate alone, on mini-batches sampled from the bundled trace (omni-7b).
 //
 //   mpirun -np 8 build/release/bench/mpi/orch_bench_mpi_exchange [--sizes 1M,4M,16M,64M]
-//       [--plans uniform,skewed] [--iterations 15] [--items-per-rank 64] [--ranks-per-node 4]
+//       [--plans uniform,skewed,sparse] [--iterations 15] [--items-per-rank 64] [--ranks-per-node
+//       4]
 //       [--metadata-examples 320,2560] [--metadata-iterations 10] [--trace data/omni_trace.csv]
 //
 // (as root add --allow-run-as-root; oversubscribed add --oversubscribe). Sizes are source bytes
@@ -83,13 +84,14 @@ bytes_t parse_size(const std::string& s) {
 
 struct options {
   std::vector<bytes_t> sizes{1 << 20, 4 << 20, 16 << 20, 64 << 20};
-  std::vector<std::string> plans{"uniform", "skewed"};
+  std::vector<std::string> plans{"uniform", "skewed", "sparse"};
   int iterations = 15;
   index_t items_per_rank = 64;
   rank_t ranks_per_node = 4;
   std::vector<index_t> metadata_examples{320, 2560};
   int metadata_iterations = 10;
   std::string trace = "data/omni_trace.csv";
+  int spin_polls = orch::transport::wait_options{}.spin_polls; // of every orch communicator
 };
 
 options parse(int argc, char** argv) {
@@ -122,13 +124,15 @@ options parse(int argc, char** argv) {
       o.metadata_iterations = std::stoi(v);
     } else if (a == "--trace") {
       o.trace = v;
+    } else if (a == "--spin-polls") {
+      o.spin_polls = std::stoi(v);
     } else {
       throw std::invalid_argument("unknown option " + a);
     }
   }
   for (const auto& p : o.plans) {
-    if (p != "uniform" && p != "skewed") {
-      throw std::invalid_argument("--plans: '" + p + "' is neither uniform nor skewed");
+    if (p != "uniform" && p != "skewed" && p != "sparse") {
+      throw std::invalid_argument("--plans: '" + p + "' is not uniform, skewed or sparse");
     }
   }
   if (o.iterations < 1 || o.items_per_rank < 1 || o.ranks_per_node < 1 ||
@@ -152,7 +156,9 @@ std::uint64_t splitmix(std::uint64_t& s) {
 // uniform: equal items, each rank sends items/k of them to every rank, scattered in its source
 // buffer; skewed: heavy-tailed item sizes (a few items carry most bytes), half of each rank's
 // items to its next rank and the rest anywhere. Destination slots are shuffled in both, so
-// neither pack nor unpack is the identity (as in orchestrated steps).
+// neither pack nor unpack is the identity (as in orchestrated steps). sparse: equal items, to
+// the rank itself and its next two ranks only (the few non-empty pairs of a locality-aware
+// orchestrated plan at scale; MPI_Alltoallv still sees all k ranks).
 orch::exchange_plan make_plan(const std::string& kind, rank_t k, index_t items, bytes_t per_rank) {
   // per_rank · weight stays far below 2^63 (sizes < 2^40, weights ≤ 2^11).
   std::uint64_t seed = std::uint64_t{0x5EED0000} + static_cast<std::uint64_t>(per_rank) +
@@ -182,6 +188,8 @@ orch::exchange_plan make_plan(const std::string& kind, rank_t k, index_t items, 
       rank_t dest = 0;
       if (kind == "uniform") {
         dest = static_cast<rank_t>((j * 7 + r) % k); // items/k items per peer, interleaved
+      } else if (kind == "sparse") {
+        dest = static_cast<rank_t>((r + j % 3) % k); // itself and its next two ranks only
       } else {
         dest = splitmix(seed) % 2 == 0 ? (r + 1) % k : static_cast<rank_t>(splitmix(seed) % u(k));
       }
@@ -301,10 +309,11 @@ struct communicators {
   om::communicator alltoallv_copy;
 };
 
-om::communicator make_comm(om::flat_algorithm a, om::packing p) {
+om::communicator make_comm(const options& opts, om::flat_algorithm a, om::packing p) {
   om::communicator_options o;
   o.algorithm = a;
   o.packing = p;
+  o.wait.spin_polls = opts.spin_polls;
   return om::communicator(MPI_COMM_WORLD, o);
 }
 
@@ -436,13 +445,14 @@ void run_metadata(const options& o, const orch::topology& topo) {
   const rank_t k = world_size();
   const auto trace = orch_bench::read_trace_file(o.trace);
   const auto model = orch::model_preset("omni-7b");
-  om::communicator comm(MPI_COMM_WORLD);
+  om::communicator comm = make_comm(o, om::flat_algorithm::p2p, om::packing::copy);
   if (me == 0) {
     std::printf("\nmetadata all-gather + orchestrate + hash check (omni-7b, strategy orch, %d "
                 "processes, slowest rank, median of %d)\n",
                 k, o.metadata_iterations);
-    std::printf("| examples per rank | examples | gather + plan + hash check (ms) | plan alone "
-                "(ms) | gather alone (ms) |\n|---:|---:|---:|---:|---:|\n");
+    std::printf("| examples per rank | examples | gather + plan + hash check (ms) | of which "
+                "gather / plan / hash check (ms) | plan alone (ms) | gather alone (ms) |\n"
+                "|---:|---:|---:|---:|---:|---:|\n");
   }
   for (const index_t per_rank : o.metadata_examples) {
     std::uint64_t seed = std::uint64_t{0xDA7A0000} + static_cast<std::uint64_t>(me);
@@ -458,13 +468,22 @@ void run_metadata(const options& o, const orch::topology& topo) {
     std::vector<double> full;
     std::vector<double> plan_only;
     std::vector<double> gather_only;
+    std::array<std::vector<double>, 3> parts;
     orch::item_table table;
     for (int it = -1; it < o.metadata_iterations; ++it) {
+      // Inside the whole: each part on each rank (its slowest rank reported).
+      std::array<double, 3> part{};
       const double a = timed([&] {
+        const double t0 = MPI_Wtime();
         table = comm.gather_metadata(batch);
+        const double t1 = MPI_Wtime();
         const auto sp = orch::orchestrate(table, model, topo, {.strategy = orch::strategy::orch});
+        const double t2 = MPI_Wtime();
         comm.check_plan_hashes(std::span(&sp.hash, 1));
+        part = {t1 - t0, t2 - t1, MPI_Wtime() - t2};
       });
+      std::array<double, 3> slowest{};
+      MPI_Allreduce(part.data(), slowest.data(), 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
       const double b = timed([&] {
         const auto sp = orch::orchestrate(table, model, topo, {.strategy = orch::strategy::orch});
         static_cast<void>(sp);
@@ -472,14 +491,18 @@ void run_metadata(const options& o, const orch::topology& topo) {
       const double c = timed([&] { table = comm.gather_metadata(batch); });
       if (it >= 0) {
         full.push_back(a);
+        for (std::size_t j = 0; j < 3; ++j) {
+          parts[j].push_back(slowest[j]);
+        }
         plan_only.push_back(b);
         gather_only.push_back(c);
       }
     }
     if (me == 0) {
-      std::printf("| %lld | %lld | %.2f | %.2f | %.2f |\n", static_cast<long long>(per_rank),
-                  static_cast<long long>(table.examples()), 1e3 * median(full),
-                  1e3 * median(plan_only), 1e3 * median(gather_only));
+      std::printf("| %lld | %lld | %.2f | %.2f / %.2f / %.2f | %.2f | %.2f |\n",
+                  static_cast<long long>(per_rank), static_cast<long long>(table.examples()),
+                  1e3 * median(full), 1e3 * median(parts[0]), 1e3 * median(parts[1]),
+                  1e3 * median(parts[2]), 1e3 * median(plan_only), 1e3 * median(gather_only));
     }
   }
 }
@@ -543,9 +566,9 @@ int main(int argc, char** argv) {
     const auto topo = orch::topology::uniform(k, k % o.ranks_per_node == 0 ? o.ranks_per_node : k);
     std::vector<result> results;
     {
-      communicators comms{make_comm(om::flat_algorithm::p2p, om::packing::copy),
-                          make_comm(om::flat_algorithm::p2p, om::packing::datatype),
-                          make_comm(om::flat_algorithm::alltoallv, om::packing::copy)};
+      communicators comms{make_comm(o, om::flat_algorithm::p2p, om::packing::copy),
+                          make_comm(o, om::flat_algorithm::p2p, om::packing::datatype),
+                          make_comm(o, om::flat_algorithm::alltoallv, om::packing::copy)};
       for (const auto& kind : o.plans) {
         for (const bytes_t size : o.sizes) {
           results.push_back(run_config(comms, o, kind, size, topo));
