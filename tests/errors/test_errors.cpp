@@ -82,6 +82,29 @@ orch::item_table two_ranks_table() {
   return t;
 }
 
+/// A batch of one example: 5 text tokens, then a 16-unit image at position 0. Its buffer:
+/// 7 header words, the field name (byte count 5, one word), then text [9], media count [10],
+/// field [11], length [12], position [13] and the checksum [14].
+orch::local_batch image_batch() {
+  orch::local_batch batch;
+  const orch::media_spec img{"image", 16, 0};
+  batch.add(5, std::span(&img, 1));
+  return batch;
+}
+
+/// `b` with its checksum recomputed: an edit the checksum cannot catch, for the checks after it.
+std::vector<std::int64_t> resealed(std::vector<std::int64_t> b) {
+  b.back() = orch::local_batch::checksum(std::span<const std::int64_t>(b).first(b.size() - 1));
+  return b;
+}
+
+/// append_metadata of one rank's buffer into an empty table.
+void append_one(const std::vector<std::int64_t>& b) {
+  const std::vector<std::vector<std::int64_t>> buffers{b};
+  orch::item_table t;
+  orch::append_metadata(t, std::span<const std::vector<std::int64_t>>(buffers));
+}
+
 /// Two items, one on each of two ranks.
 orch::layout two_items_layout() {
   const std::vector<rank_t> r{0, 1};
@@ -510,6 +533,110 @@ const std::map<std::string, std::function<void()>>& triggers() {
          orch::append_metadata(t, std::span<const std::vector<std::int64_t>>(buffers));
        }},
       {"E607", [] { orch::local_batch().add(-1); }},
+      {"E608",
+       [] {
+         const std::vector<std::vector<std::int64_t>> buffers{{}};
+         orch::item_table t;
+         orch::append_metadata(t, std::span<const std::vector<std::int64_t>>(buffers));
+       }},
+      {"E609",
+       [] {
+         auto b = orch::local_batch().serialize(0);
+         b[1] = 99;
+         append_one(b);
+       }},
+      {"E610",
+       [] {
+         auto b = orch::local_batch().serialize(0);
+         b.push_back(0);
+         append_one(b);
+       }},
+      {"E611",
+       [] {
+         auto b = orch::local_batch().serialize(0);
+         b[4] = -1;
+         append_one(resealed(b));
+       }},
+      {"E612",
+       [] {
+         // One field name of 4 bytes, "text" packed little-endian, then its example columns.
+         auto b = image_batch().serialize(0);
+         b[7] = 4;
+         b[8] = 0x74786574;
+         append_one(resealed(b));
+       }},
+      {"E613",
+       [] {
+         auto b = image_batch().serialize(0);
+         b[9] = -3; // the text length
+         append_one(resealed(b));
+       }},
+      {"E614",
+       [] {
+         auto b = image_batch().serialize(0);
+         b[10] = 2; // the example's media count; the buffer holds 1
+         append_one(resealed(b));
+       }},
+      {"E615",
+       [] {
+         auto b = image_batch().serialize(0);
+         b[11] = 3; // the media item's field index; the buffer names 1 field
+         append_one(resealed(b));
+       }},
+      {"E616",
+       [] {
+         auto b = image_batch().serialize(0);
+         b[12] = -1; // the media length
+         append_one(resealed(b));
+       }},
+      {"E617",
+       [] {
+         auto b = image_batch().serialize(0);
+         b[13] = 9; // the text position, past the 5 text tokens
+         append_one(resealed(b));
+       }},
+      {"E618",
+       [] {
+         const auto b = orch::local_batch().serialize(0);
+         const std::vector<std::int64_t> counts{static_cast<std::int64_t>(b.size()) + 1};
+         orch::item_table t;
+         orch::append_metadata(t, b, counts);
+       }},
+      {"E619",
+       [] {
+         const auto b = orch::local_batch().serialize(0);
+         const std::vector<std::int64_t> counts{static_cast<std::int64_t>(b.size()) - 1};
+         orch::item_table t;
+         orch::append_metadata(t, b, counts);
+       }},
+      {"E620",
+       [] {
+         const auto b = orch::local_batch().serialize(0);
+         orch::item_table t;
+         orch::append_metadata_padded(t, b, 0);
+       }},
+      {"E621",
+       [] {
+         const auto b = orch::local_batch().serialize(0);
+         orch::item_table t;
+         orch::append_metadata_padded(t, b, static_cast<rank_t>(b.size()) + 1);
+       }},
+      {"E622", [] { static_cast<void>(orch::local_batch().serialize(-1)); }},
+      {"E623",
+       [] {
+         const orch::media_spec m{"image", -7, 0};
+         orch::local_batch().add(5, std::span(&m, 1));
+       }},
+      {"E624",
+       [] {
+         const orch::media_spec m{"image", 7, 9};
+         orch::local_batch().add(5, std::span(&m, 1));
+       }},
+      {"E625",
+       [] {
+         const orch::media_spec m{"", 7, 0};
+         orch::local_batch().add(5, std::span(&m, 1));
+       }},
       // ---- layouts, plans, schedules, reference executor (continued)
       {"E508",
        [] {
