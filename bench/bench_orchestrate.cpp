@@ -243,7 +243,7 @@ void bench_step_place(benchmark::State& state) {
   const auto topo = orch::topology::uniform(2560, 8);
   // As the orchestrator places a phase: the engine at LB + 0.1 %, no reference partition.
   orch::place_options options;
-  options.inter_node_bound = false;
+  options.measure = false;
   orch::placement_method method = orch::placement_method::keep_local;
   for (auto _ : state) {
     auto r = orch::place(p.costs, p.owner, p.stay, topo, options);

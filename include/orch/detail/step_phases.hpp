@@ -223,7 +223,7 @@ inline std::vector<rank_t> balance_phase(phase_result& ph, std::span<const rank_
     po.slack_ppm = options.locality.slack_ppm;
     po.threads = threads;
     po.partition = options.partition;
-    po.inter_node_bound = false; // the exchange bounds its own, tighter, target
+    po.measure = false; // the step measures its exchanges, bounds at their own targets
     auto placed = place(ph.costs, current, stay, topo, po);
     rank_of = std::move(placed.rank_of);
     ph.loads = std::move(placed.loads);

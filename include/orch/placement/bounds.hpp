@@ -9,13 +9,14 @@
 #include <orch/detail/locality_input.hpp>
 #include <orch/detail/packing.hpp>
 #include <orch/detail/primitives/checked.hpp>
+#include <orch/detail/primitives/uninit_vector.hpp>
 #include <orch/topology.hpp>
 #include <orch/types.hpp>
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <ranges>
+#include <limits>
 #include <span>
 #include <utility>
 #include <vector>
@@ -60,39 +61,39 @@ namespace detail {
   for (rank_t nd = 0; nd < topo.nodes(); ++nd) {
     first_rank[static_cast<std::size_t>(nd)] = topo.rank_at(nd, 0);
   }
-  std::vector<cost_t> entry_cost;
-  std::vector<rank_t> entry_rank;
-  std::vector<bytes_t> entry_bytes;
-  entry_cost.reserve(parent_of.size());
-  entry_rank.reserve(parent_of.size());
-  entry_bytes.reserve(parent_of.size());
-  cost_t entry_cost_sum = 0;
-  bytes_t spread = 0; // Σ over parents of their bytes off their best node
-  const auto add_parent = [&](std::size_t x, auto items) {
-    const std::size_t start = entry_rank.size();
-    for (const auto item : items) {
-      const auto i = static_cast<std::size_t>(item);
+  // At most one entry per item: sized once, written in place (no zero-fill, no growth).
+  uninit_vector<cost_t> entry_cost(parent_of.size());
+  uninit_vector<rank_t> entry_rank(parent_of.size());
+  uninit_vector<bytes_t> entry_bytes(parent_of.size());
+  std::size_t entries = 0;
+  int128 entry_cost_sum = 0; // a parent's cost counts once per node it has bytes on
+  bytes_t spread = 0;        // Σ over parents of their bytes off their best node
+  // Parent x's items are item_at(0 .. count-1).
+  const auto add_parent = [&](std::size_t x, std::size_t count, auto item_at) {
+    const std::size_t start = entries;
+    for (std::size_t k = 0; k < count; ++k) {
+      const auto i = static_cast<std::size_t>(item_at(k));
       if (item_bytes[i] == 0) {
         continue;
       }
       const rank_t at =
           first_rank[static_cast<std::size_t>(node[static_cast<std::size_t>(current_rank[i])])];
       std::size_t j = start;
-      while (j < entry_rank.size() && entry_rank[j] != at) {
+      while (j < entries && entry_rank[j] != at) {
         ++j;
       }
-      if (j == entry_rank.size()) {
-        entry_rank.push_back(at);
-        entry_bytes.push_back(0);
-        entry_cost.push_back(parent_costs[x]);
-        // A parent's cost counts once per node it has bytes on: the sum may exceed Σ costs.
-        entry_cost_sum = checked_add(entry_cost_sum, parent_costs[x], where);
+      if (j == entries) {
+        entry_rank[j] = at;
+        entry_bytes[j] = 0;
+        entry_cost[j] = parent_costs[x];
+        entry_cost_sum += parent_costs[x];
+        ++entries;
       }
       entry_bytes[j] += item_bytes[i]; // ≤ Σ bytes, checked
     }
     bytes_t all = 0;
     bytes_t best = 0;
-    for (std::size_t j = start; j < entry_rank.size(); ++j) {
+    for (std::size_t j = start; j < entries; ++j) {
       all += entry_bytes[j];
       best = std::max(best, entry_bytes[j]);
     }
@@ -104,17 +105,26 @@ namespace detail {
       while (b < parent_of.size() && parent_of[b] == parent_of[a]) {
         ++b;
       }
-      add_parent(static_cast<std::size_t>(parent_of[a]),
-                 std::views::iota(a, b)); // the run of one parent's items
+      // The run of one parent's items.
+      add_parent(static_cast<std::size_t>(parent_of[a]), b - a,
+                 [a](std::size_t k) { return a + k; });
       a = b;
     }
   } else {
     const auto by_parent = items_by_key(parent_of, parents);
     for (std::size_t x = 0; x < parents; ++x) {
-      add_parent(x, by_parent.group(x));
+      const auto items = by_parent.group(x);
+      add_parent(x, items.size(), [items](std::size_t k) { return items[k]; });
     }
   }
-  const bytes_t shed = node_shed_lower_bound(entry_cost, entry_rank, entry_bytes, topo, target);
+  if (entry_cost_sum > std::numeric_limits<cost_t>::max()) {
+    throw_overflow(where, ": the parents' costs, counted once per node they have bytes on, sum "
+                          "past 2^63 - 1");
+  }
+  const bytes_t shed =
+      node_shed_lower_bound(std::span<const cost_t>(entry_cost.data(), entries),
+                            std::span<const rank_t>(entry_rank.data(), entries),
+                            std::span<const bytes_t>(entry_bytes.data(), entries), topo, target);
   return std::max(shed, spread);
 }
 

@@ -100,9 +100,10 @@ struct place_options {
   std::span<const rank_t> reference_bin_of;
   /// Options of that fallback partition (unused with reference bins).
   partition_options partition;
-  /// Fill locality_result::inter_node_lower_bound (O(n) plus the over-capacity nodes' items
-  /// sorted; off, it stays 0: for callers that bound another target anyway).
-  bool inter_node_bound = true;
+  /// Fill locality_result::moved and inter_node_lower_bound (a pass over the items each, plus
+  /// the over-capacity nodes' items ordered). Off, both stay 0 unless a comparison needed the
+  /// traffic anyway: for callers that measure the resulting exchange themselves.
+  bool measure = true;
 };
 
 namespace detail {
@@ -125,11 +126,13 @@ struct placement_candidate {
 ///     the fill finished by local search across all ranks (settle); the one sending fewer
 ///     bytes across nodes, then fewer moved, wins (node_first on a tie).
 /// Inputs validated by the caller. Returns found = false when none meets the target.
+/// `measure`: fill `moved` even when the fill succeeds (the finishes always measure, to
+/// compare).
 [[nodiscard]] inline placement_candidate run_heuristics(std::span<const cost_t> costs,
                                                         std::span<const rank_t> current_rank,
                                                         std::span<const bytes_t> item_bytes,
                                                         const topology& topo, cost_t target,
-                                                        int threads) {
+                                                        int threads, bool measure = true) {
   const rank_t k = topo.ranks();
   placement_candidate out;
   keep_local_planner planner(costs, current_rank, item_bytes, topo, target, threads);
@@ -138,7 +141,9 @@ struct placement_candidate {
     kept = planner.finish(keep_mode::largest_first);
   }
   if (kept.max_load <= target) {
-    out.moved = traffic_of(current_rank, kept.rank_of, item_bytes, topo);
+    if (measure) {
+      out.moved = traffic_of(current_rank, kept.rank_of, item_bytes, topo);
+    }
     out.rank_of = std::move(kept.rank_of);
     out.loads = std::move(kept.loads);
     out.found = true;
@@ -247,7 +252,7 @@ inline void place_against_reference(std::span<const cost_t> costs,
   out.lower_bound = bound;
   cost_t proven_max = -1; // a largest load the fallback partition proved optimal
   const auto finish = [&] {
-    if (options.inter_node_bound) {
+    if (options.measure) {
       out.inter_node_lower_bound =
           detail::node_shed_lower_bound(costs, current_rank, item_bytes, topo, out.target);
     }
@@ -268,8 +273,8 @@ inline void place_against_reference(std::span<const cost_t> costs,
     return finish();
   }
   out.target = detail::checked_add(bound, slack, where);
-  auto found =
-      detail::run_heuristics(costs, current_rank, item_bytes, topo, out.target, options.threads);
+  auto found = detail::run_heuristics(costs, current_rank, item_bytes, topo, out.target,
+                                      options.threads, options.measure);
   if (found.found) {
     out.rank_of = std::move(found.rank_of);
     out.loads = std::move(found.loads);
