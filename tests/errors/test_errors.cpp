@@ -13,6 +13,7 @@
 
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <fstream>
 #include <functional>
@@ -20,12 +21,13 @@
 #include <map>
 #include <regex>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
 
 struct documented {
-  std::string type; ///< invalid_argument, infeasible or overflow
+  std::string type; ///< invalid_argument, infeasible, overflow or a transport error
   std::string pattern;
 };
 
@@ -35,11 +37,15 @@ std::map<std::string, documented> catalogue() {
   REQUIRE_MESSAGE(in.good(), "cannot read " << ORCH_ERRORS_DOC);
   std::map<std::string, documented> out;
   const std::regex row(
-      R"(^\| (E[0-9]+) \| (invalid_argument|infeasible|overflow) \| `([^`]+)` \|)");
+      R"(^\| (E[0-9]+) \| (invalid_argument|infeasible|overflow|plan_mismatch_error|timeout_error|aborted_error) \| `([^`]+)` \|)");
   for (std::string line; std::getline(in, line);) {
     std::smatch m;
     if (std::regex_search(line, m, row)) {
       out[m[1]] = {m[2], m[3]};
+    } else {
+      // A C++ row the pattern above cannot read (a misspelt type) would go untested.
+      CHECK_MESSAGE(!std::regex_search(line, std::regex(R"(^\| E[0-9]+ \|)")),
+                    "unreadable catalogue row: " << line);
     }
   }
   return out;
@@ -54,6 +60,15 @@ std::string type_of(const orch::error& e) {
   }
   if (dynamic_cast<const orch::overflow*>(&e) != nullptr) {
     return "overflow";
+  }
+  if (dynamic_cast<const orch::transport::plan_mismatch_error*>(&e) != nullptr) {
+    return "plan_mismatch_error";
+  }
+  if (dynamic_cast<const orch::transport::timeout_error*>(&e) != nullptr) {
+    return "timeout_error";
+  }
+  if (dynamic_cast<const orch::transport::aborted_error*>(&e) != nullptr) {
+    return "aborted_error";
   }
   return "?";
 }
@@ -116,6 +131,33 @@ orch::exchange_plan two_items_plan() {
   const auto l = two_items_layout();
   const std::vector<orch::bytes_t> b{1, 1};
   return orch::make_plan(l, l, b);
+}
+
+/// Item 0 moves from rank 0 to rank 1 (item 1 stays there), item 0 taking `bytes` bytes.
+orch::exchange_plan move_item_plan(orch::bytes_t bytes) {
+  const std::vector<rank_t> to{1, 1};
+  const std::vector<orch::bytes_t> b{bytes, 1};
+  return orch::make_plan(two_items_layout(), orch::layout::from_assignment(to, 2), b);
+}
+
+orch::transport::wait_options zero_timeout() {
+  orch::transport::wait_options o;
+  o.timeout = std::chrono::milliseconds(0);
+  return o;
+}
+
+/// A wait whose poll never completes, past a zero timeout (the poll outlasts it by 1 ms, so
+/// the deadline has passed when it is checked, however coarse the clock).
+void timed_out_watchdog(orch::transport::watchdog* w = nullptr) {
+  orch::transport::watchdog own(0, zero_timeout());
+  (w != nullptr ? *w : own)
+      .wait(
+          "exchange",
+          [] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            return orch::transport::poll_status::pending;
+          },
+          [] {});
 }
 
 /// One trigger per catalogue entry: it must throw the entry's error.
@@ -817,6 +859,118 @@ const std::map<std::string, std::function<void()>>& triggers() {
       {"E715", [] { static_cast<void>(orch::make_row_exchange(two_items_plan(), 0, 0)); }},
       {"E716", [] { static_cast<void>(orch::make_row_exchange(two_items_plan(), 0, 2)); }},
       {"E717", [] { static_cast<void>(orch::assembly_map().on_rank(0)); }},
+      // ---- transport core
+      {"E801",
+       [] {
+         const std::vector<orch::bytes_t> a{0};
+         static_cast<void>(orch::transport::make_copy_list(a, a, {}, 1, 1));
+       }},
+      {"E802", [] { static_cast<void>(orch::transport::make_copy_list({}, {}, {}, -1, 0)); }},
+      {"E803",
+       [] {
+         const std::vector<orch::bytes_t> a{0};
+         const std::vector<orch::bytes_t> size{-1};
+         static_cast<void>(orch::transport::make_copy_list(a, a, size, 4, 4));
+       }},
+      {"E804",
+       [] {
+         const std::vector<orch::bytes_t> src{0};
+         const std::vector<orch::bytes_t> dst{3};
+         const std::vector<orch::bytes_t> size{2};
+         static_cast<void>(orch::transport::make_copy_list(src, dst, size, 4, 4));
+       }},
+      {"E805",
+       [] {
+         std::vector<std::byte> src(1);
+         std::vector<std::byte> dst;
+         orch::transport::run_copies(orch::transport::make_pack_list(two_items_plan().view(0)), src,
+                                     dst);
+       }},
+      {"E806",
+       [] {
+         const std::vector<orch::bytes_t> src{0};
+         const std::vector<orch::bytes_t> dst{1};
+         const std::vector<orch::bytes_t> size{1};
+         std::vector<std::byte> buffer(2);
+         orch::transport::run_copies(orch::transport::make_copy_list(src, dst, size, 2, 2), buffer,
+                                     buffer);
+       }},
+      {"E807",
+       [] {
+         const std::vector<orch::rank_view> v{move_item_plan(1).view(0), two_items_plan().view(1)};
+         static_cast<void>(orch::transport::make_routes(v));
+       }},
+      {"E808",
+       [] {
+         const auto p = two_items_plan();
+         const std::vector<orch::rank_view> v{p.view(1), p.view(0)};
+         static_cast<void>(orch::transport::make_routes(v));
+       }},
+      {"E809",
+       [] {
+         const std::vector<orch::rank_view> v{move_item_plan(1).view(0), move_item_plan(2).view(1)};
+         static_cast<void>(orch::transport::make_routes(v));
+       }},
+      {"E810",
+       [] {
+         const auto t = orch::transport::make_transfers(two_items_plan().view(1));
+         static_cast<void>(orch::transport::make_alltoallv_arrays(t, 1, true));
+       }},
+      {"E811",
+       [] {
+         static_cast<void>(orch::transport::make_flat_program(two_items_plan().view(1), 1, 0));
+       }},
+      {"E812",
+       [] {
+         const auto s = orch::make_schedule(two_items_plan(), orch::topology::uniform(2, 1));
+         static_cast<void>(orch::transport::make_nodewise_program(s, 2));
+       }},
+      {"E813", [] { static_cast<void>(orch::transport::align_up(-1)); }},
+      {"E814",
+       [] {
+         const auto l = orch::transport::make_pack_list(two_items_plan().view(0));
+         static_cast<void>(orch::transport::make_flat_workspace(l, l, 3, 8));
+       }},
+      {"E815",
+       [] {
+         const auto l = orch::transport::make_pack_list(two_items_plan().view(0));
+         static_cast<void>(orch::transport::make_nodewise_workspace(-1, l, l, l, l));
+       }},
+      {"E816", [] { static_cast<void>(orch::transport::make_agreement_words({})); }},
+      {"E817",
+       [] {
+         const std::vector<std::uint64_t> reduced{1};
+         static_cast<void>(orch::transport::decide_agreement(reduced));
+       }},
+      {"E818",
+       [] {
+         const std::vector<std::uint64_t> mine{5};
+         const std::vector<std::uint64_t> reduced{5};
+         orch::transport::check_agreement(mine, reduced, 0, "exchange");
+       }},
+      {"E819",
+       [] {
+         // Another rank holds hash 7: the maximum of the hashes is 7, of their complements ~5.
+         const std::vector<std::uint64_t> mine{5};
+         const std::vector<std::uint64_t> reduced{7, ~std::uint64_t{5}};
+         orch::transport::check_agreement(mine, reduced, 0, "exchange");
+       }},
+      {"E820",
+       [] {
+         orch::transport::wait_options o;
+         o.spin_polls = -1;
+         static_cast<void>(orch::transport::watchdog(0, o));
+       }},
+      {"E821", [] { timed_out_watchdog(); }},
+      {"E822",
+       [] {
+         orch::transport::watchdog w(0, zero_timeout());
+         try {
+           timed_out_watchdog(&w);
+         } catch (const orch::transport::timeout_error&) {
+         }
+         w.check_usable("exchange");
+       }},
   };
   return table;
 }
