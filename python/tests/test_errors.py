@@ -13,9 +13,10 @@ import pytest
 import orch
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-ROW = re.compile(r"^\| (P\d+) \| (ValueError|InfeasibleError|OverflowError) \| `([^`]+)` \|")
+ROW = re.compile(r"^\| (P\d+) \| (ValueError|InfeasibleError|OverflowError|TypeError) \| "
+                 r"`([^`]+)` \|")
 TYPES = {"ValueError": ValueError, "InfeasibleError": orch.InfeasibleError,
-         "OverflowError": OverflowError}
+         "OverflowError": OverflowError, "TypeError": TypeError}
 
 
 def catalogue() -> dict[str, tuple[str, str]]:
@@ -35,6 +36,30 @@ def _bad_checksum():
     orch.table_from_metadata([words])
 
 
+def _torch():
+    """orch.torch, or a skip where torch is not installed (its entries need no process group:
+    the checks they trigger run before any collective)."""
+    pytest.importorskip("torch")
+    import orch.torch
+    return orch.torch
+
+
+def _text_only_step():
+    """A one-rank step of one 5-token text-only example, under a model with no encoder."""
+    table = orch.ItemTable()
+    table.add_example(0, 0, 5)
+    return orch.orchestrate(table, orch.ModelDescription(), orch.Topology.uniform(1, 1))
+
+
+def _assemble(rank, text_rows, feature_rows):
+    _torch().assemble(_text_only_step(), rank, text_rows, feature_rows)
+
+
+def _zeros(*shape):
+    import torch
+    return torch.zeros(*shape)
+
+
 TRIGGERS = {
     "P01": lambda: orch.ItemTable().add_example(-1, 0, 5),
     "P02": lambda: orch.partition(np.array([1, 2, 3], dtype=np.int64), 2, max_items_per_bin=1),
@@ -42,6 +67,14 @@ TRIGGERS = {
     "P04": lambda: orch.orchestrate(orch.ItemTable(), orch.ModelDescription(),
                                     orch.Topology.uniform(1, 1), strategy="fastest"),
     "P05": _bad_checksum,
+    "P06": lambda: orch.ItemTable().add_example(0, 0, 5, [("image", 16)]),
+    "P07": lambda: orch.EncoderModel(name="vision", fields=[("image", 40, 1)]),
+    "P08": lambda: _torch().check_plan_hash("0x1234"),
+    "P09": lambda: _torch().check_plan_hash(-1),
+    "P10": lambda: _assemble(0, _zeros(5, 2), [_zeros(1, 2)]),
+    "P11": lambda: _assemble(0, _zeros(()), []),
+    "P12": lambda: _assemble(3, _zeros(5, 2), []),
+    "P13": lambda: _assemble(0, _zeros(3, 2), []),
 }
 
 
