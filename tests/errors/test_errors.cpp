@@ -120,6 +120,25 @@ void append_one(const std::vector<std::int64_t>& b) {
   orch::append_metadata(t, std::span<const std::vector<std::int64_t>>(buffers));
 }
 
+/// from_columns of two examples of rank 0 with media of the given example indices, the first
+/// of field code `field` (one field name, "image").
+void media_columns(index_t first_example, std::int32_t field, index_t second_example = -1) {
+  const std::vector<rank_t> owner{0, 0};
+  const std::vector<index_t> local{0, 1};
+  const std::vector<length_t> text{1, 1};
+  std::vector<index_t> example{first_example};
+  std::vector<std::int32_t> fields{field};
+  if (second_example >= 0) {
+    example.push_back(second_example);
+    fields.push_back(0);
+  }
+  const std::vector<length_t> length(example.size(), 4);
+  const std::vector<length_t> position(example.size(), 0);
+  const std::vector<std::string> names{"image"};
+  static_cast<void>(orch::item_table::from_columns(
+      {owner, local, text, example, fields, length, position}, names));
+}
+
 /// Two items, one on each of two ranks.
 orch::layout two_items_layout() {
   const std::vector<rank_t> r{0, 1};
@@ -859,6 +878,81 @@ const std::map<std::string, std::function<void()>>& triggers() {
       {"E715", [] { static_cast<void>(orch::make_row_exchange(two_items_plan(), 0, 0)); }},
       {"E716", [] { static_cast<void>(orch::make_row_exchange(two_items_plan(), 0, 2)); }},
       {"E717", [] { static_cast<void>(orch::assembly_map().on_rank(0)); }},
+      // ---- item table columns and accessors, model, step plan, topology (continued)
+      {"E113",
+       [] {
+         const std::vector<rank_t> owner{0};
+         const std::vector<index_t> local{0};
+         const std::vector<length_t> text{1};
+         const std::vector<index_t> example{0};
+         static_cast<void>(
+             orch::item_table::from_columns({owner, local, text, example, {}, {}, {}}, {}));
+       }},
+      {"E114", [] { media_columns(3, 0); }},
+      {"E115", [] { media_columns(1, 0, 0); }},
+      {"E116", [] { media_columns(0, 2); }},
+      {"E117", [] { static_cast<void>(two_ranks_table().owner(2)); }},
+      {"E118", [] { static_cast<void>(two_ranks_table().media_length(1)); }},
+      {"E209",
+       [] {
+         auto m = vision_model();
+         m.encoders[0].name = m.llm.name;
+         m.validate();
+       }},
+      {"E210",
+       [] {
+         auto m = vision_model();
+         m.encoders[0].fields.clear();
+         m.validate();
+       }},
+      {"E211",
+       [] {
+         auto m = vision_model();
+         m.encoders[0].fields = {{"", 0}};
+         m.validate();
+       }},
+      {"E212",
+       [] {
+         auto m = vision_model();
+         m.encoders[0].fields = {{"text", 0}};
+         m.validate();
+       }},
+      {"E213",
+       [] {
+         auto m = vision_model();
+         m.encoders[0].fields = {{"image", 0}, {"image", 0}};
+         m.validate();
+       }},
+      {"E214",
+       [] {
+         auto m = vision_model();
+         m.llm.text_bytes_per_token = -1;
+         m.validate();
+       }},
+      {"E215", [] { static_cast<void>(vision_model().encoders[0].output_tokens(-4)); }},
+      {"E216", [] { static_cast<void>(orch::flop_units(10, 0)); }},
+      {"E310",
+       [] {
+         const auto sp =
+             orch::orchestrate(two_ranks_table(), vision_model(), orch::topology::uniform(2, 1));
+         static_cast<void>(sp.encoder("audio"));
+       }},
+      {"E311",
+       [] {
+         const auto sp =
+             orch::orchestrate(two_ranks_table(), vision_model(), orch::topology::uniform(2, 1));
+         static_cast<void>(sp.phase("audio"));
+       }},
+      {"E531", [] { static_cast<void>(orch::topology::uniform(0, 1)); }},
+      {"E532", [] { static_cast<void>(orch::topology::uniform(2, 0)); }},
+      {"E533", [] { static_cast<void>(orch::topology::from_node_of_rank({})); }},
+      {"E534",
+       [] {
+         static_cast<void>(orch::topology::from_node_of_rank({0, -1}));
+       }},
+      {"E535", [] { static_cast<void>(orch::topology::uniform(2, 1).node_of(2)); }},
+      {"E536", [] { static_cast<void>(orch::topology::uniform(2, 1).ranks_per_node(5)); }},
+      {"E537", [] { static_cast<void>(orch::topology::uniform(2, 1).rank_at(0, 1)); }},
       // ---- transport core
       {"E801",
        [] {
