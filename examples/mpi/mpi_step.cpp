@@ -14,7 +14,7 @@
 //
 //   mpirun -np 8 build/dev/examples/mpi/example_mpi_step [--trace data/omni_trace.csv]
 //       [--per-rank 8] [--steps 2] [--seed 1] [--ranks-per-node 2] [--unit-bytes 4]
-//       [--token-bytes 16] [--variant p2p|datatype|alltoallv]
+//       [--token-bytes 16] [--variant alltoallv|p2p|datatype]
 //
 // (as root add --allow-run-as-root; on a machine with fewer cores than processes add
 // --oversubscribe). Payload sizes: --unit-bytes per image patch / audio frame (omni-7b's bf16
@@ -53,7 +53,7 @@ struct options {
   rank_t ranks_per_node = 2;
   bytes_t unit_bytes = 4;
   bytes_t token_bytes = 16;
-  orch::mpi::flat_algorithm algorithm = orch::mpi::flat_algorithm::p2p;
+  orch::mpi::flat_algorithm algorithm = orch::mpi::communicator_options{}.algorithm;
   orch::mpi::packing packing = orch::mpi::packing::copy;
 };
 
@@ -82,6 +82,7 @@ options parse(int argc, char** argv) {
     } else if (a == "--variant" && v == "p2p") {
       o.algorithm = orch::mpi::flat_algorithm::p2p;
     } else if (a == "--variant" && v == "datatype") {
+      o.algorithm = orch::mpi::flat_algorithm::p2p; // datatype packing is point-to-point
       o.packing = orch::mpi::packing::datatype;
     } else if (a == "--variant" && v == "alltoallv") {
       o.algorithm = orch::mpi::flat_algorithm::alltoallv;

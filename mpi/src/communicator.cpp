@@ -377,6 +377,11 @@ communicator::communicator(MPI_Comm comm, communicator_options options) : option
   if (comm == MPI_COMM_NULL) {
     throw_invalid_argument("orch::mpi::communicator: MPI_COMM_NULL");
   }
+  // Checked, not silently ignored: datatype packing has no alltoallv form here.
+  if (options.packing == packing::datatype && options.algorithm != flat_algorithm::p2p) {
+    throw_invalid_argument("orch::mpi::communicator: packing::datatype needs "
+                           "flat_algorithm::p2p (the default algorithm is alltoallv)");
+  }
   int rank = 0;
   int size = 0;
   ORCH_MPI_CHECK(MPI_Comm_rank(comm, &rank), -1);

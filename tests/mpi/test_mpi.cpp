@@ -18,6 +18,7 @@
 #include <doctest/doctest.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -329,7 +330,21 @@ TEST_CASE("mpi: a chunk above 2^31 - 1 bytes is an error on every rank before pa
 TEST_CASE("mpi: a rank that throws before the exchange makes the others time out") {
   const rank_t me = world_rank();
   const rank_t k = world_size();
-  om::communicator comm(MPI_COMM_WORLD, opts(om::flat_algorithm::p2p, om::packing::copy, 1500ms));
+  // The default (alltoallv, hash check on: the wait that times out is the agreement's
+  // all-reduce), and both algorithms without the hash check (the exchange's own wait).
+  struct setup {
+    om::flat_algorithm algorithm;
+    bool check_plan_hash;
+  };
+  const setup setups[] = {{om::communicator_options{}.algorithm, true},
+                          {om::flat_algorithm::p2p, false},
+                          {om::flat_algorithm::alltoallv, false}};
+  std::vector<om::communicator> comms; // constructed on every rank (MPI_Comm_dup is collective)
+  for (const auto& c : setups) {
+    auto o = opts(c.algorithm, om::packing::copy, 1500ms);
+    o.check_plan_hash = c.check_plan_hash;
+    comms.emplace_back(MPI_COMM_WORLD, o);
+  }
   const auto s = orch::test::make_transport_scenario(4, k, 1, 1000);
   const auto plan = orch::make_plan(s.from, s.to, s.bytes);
   if (k > 1 && me == k - 1) {
@@ -337,20 +352,44 @@ TEST_CASE("mpi: a rank that throws before the exchange makes the others time out
   }
   const auto src = orch::test::make_source(plan);
   std::vector<std::byte> dst(static_cast<std::size_t>(plan.destination_bytes(me)));
-  if (k == 1) {
-    comm.exchange(plan, src[0], dst);
-    return;
+  for (std::size_t c = 0; c < comms.size(); ++c) {
+    CAPTURE(c);
+    auto& comm = comms[c];
+    if (k == 1) {
+      comm.exchange(plan, src[0], dst);
+      continue;
+    }
+    // Without the hash check a rank that sends nothing to, and receives nothing from, the
+    // missing rank may complete (p2p posts nothing to it; Open MPI's alltoallv skips zero
+    // counts too); a rank that exchanges bytes with it must time out.
+    const auto view = plan.view(me);
+    const auto has_missing = [&](const std::vector<rank_t>& peers) {
+      return std::find(peers.begin(), peers.end(), k - 1) != peers.end();
+    };
+    const bool waits_for_missing =
+        setups[c].check_plan_hash || has_missing(view.send_peers) || has_missing(view.recv_peers);
+    if (!waits_for_missing) {
+      continue; // (its peers may still time out waiting for it: nothing to check here)
+    }
+    const auto start = std::chrono::steady_clock::now();
+    CHECK_THROWS_WITH_AS(
+        comm.exchange(plan, src[static_cast<std::size_t>(me)], dst),
+        doctest::Contains(("rank " + std::to_string(me) + " waited more than 1500 ms").c_str()),
+        om::timeout_error);
+    const auto took = std::chrono::steady_clock::now() - start;
+    CHECK(took >= 1500ms);
+    CHECK(took < 10s);
+    CHECK(comm.aborted());
+    CHECK_THROWS_AS(comm.exchange(plan, src[static_cast<std::size_t>(me)], dst), om::aborted_error);
   }
-  const auto start = std::chrono::steady_clock::now();
-  CHECK_THROWS_WITH_AS(
-      comm.exchange(plan, src[static_cast<std::size_t>(me)], dst),
-      doctest::Contains(("rank " + std::to_string(me) + " waited more than 1500 ms").c_str()),
-      om::timeout_error);
-  const auto took = std::chrono::steady_clock::now() - start;
-  CHECK(took >= 1500ms);
-  CHECK(took < 10s);
-  CHECK(comm.aborted());
-  CHECK_THROWS_AS(comm.exchange(plan, src[static_cast<std::size_t>(me)], dst), om::aborted_error);
+}
+
+TEST_CASE("mpi: datatype packing without point-to-point is rejected") {
+  om::communicator_options o;
+  o.packing = om::packing::datatype; // with the default algorithm, alltoallv
+  CHECK_THROWS_WITH_AS(om::communicator(MPI_COMM_WORLD, o),
+                       doctest::Contains("packing::datatype needs flat_algorithm::p2p"),
+                       orch::invalid_argument);
 }
 
 TEST_CASE("mpi: a rank that dies before the exchange makes the others time out" * doctest::skip()) {

@@ -35,7 +35,7 @@ enum class packing {
   copy,    ///< pack into a contiguous send buffer and unpack from a contiguous receive buffer
            ///< (memcpy of merged runs; skipped where the copy is the identity)
   datatype ///< MPI gathers and scatters the items itself: one MPI_Type_create_hindexed per peer
-           ///< over the source and destination buffers (p2p only)
+           ///< over the source and destination buffers (with flat_algorithm::p2p only)
 };
 
 /// Options of a communicator. Every rank must pass the same options (they decide which
@@ -48,7 +48,10 @@ struct communicator_options {
   /// How long any wait (collective or exchange) may take before the communicator is aborted
   /// and timeout_error thrown, and how it polls.
   orch::transport::wait_options wait{};
-  flat_algorithm algorithm = flat_algorithm::p2p;
+  /// alltoallv + copy is the default: the fastest of the three variants in every run of
+  /// bench/mpi at 8 processes (docs/benchmarks.md, "MPI exchange"). p2p posts only the plan's
+  /// non-empty pairs, which may pay off on sparse plans over many more ranks (not measured).
+  flat_algorithm algorithm = flat_algorithm::alltoallv;
   orch::mpi::packing packing = orch::mpi::packing::copy;
 };
 
@@ -67,7 +70,7 @@ class communicator {
 public:
   /// Borrows `comm` (which must outlive this object) through a duplicate.
   /// Collective over `comm` (MPI_Comm_dup). Throws: mpi_error, orch::invalid_argument
-  /// (MPI_COMM_NULL, or MPI not initialised).
+  /// (MPI_COMM_NULL, MPI not initialised, or packing::datatype without flat_algorithm::p2p).
   explicit communicator(MPI_Comm comm, communicator_options options = {});
   ~communicator();
   communicator(communicator&& other) noexcept;
