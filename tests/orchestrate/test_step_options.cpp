@@ -302,6 +302,16 @@ TEST_CASE("orchestrate rejects options it cannot honour, naming the option") {
     CHECK(has(message_of(t, model, topo, o), "options.partition.time_limit_ms = 5 would make"));
     o = {.strategy = strat, .llm = {.max_examples_per_rank = -1}};
     CHECK(has(message_of(t, model, topo, o), "options.llm limits must be non-negative"));
+    o = {.strategy = strat, .llm = {.max_examples_per_rank = 8}};
+    o.partition.algorithm = orch::partition_algorithm::kk;
+    if (strat == orch::strategy::none) { // strategy none partitions nothing under the limits
+      CHECK_NOTHROW((void)orch::orchestrate(t, model, topo, o));
+    } else {
+      CHECK(has(message_of(t, model, topo, o),
+                "options.partition.algorithm = \"kk\" cannot honour options.llm's limits"));
+    }
+    o.llm = {};
+    CHECK_NOTHROW((void)orch::orchestrate(t, model, topo, o)); // kk without limits is fine
     o = {.strategy = strat, .threads = 0};
     CHECK(has(message_of(t, model, topo, o), "options.threads must be at least 1, got 0"));
     CHECK_THROWS_AS((void)orch::orchestrate(t, model, topo, o), orch::invalid_argument);

@@ -76,6 +76,16 @@ inline void check_options(const orchestrate_options& options) {
                            " would make the plan depend on each rank's clock, so ranks would "
                            "disagree; it must be 0 (work_budget bounds the search)");
   }
+  const partition_algorithm algo = p.algorithm;
+  if (options.llm.any() && options.strategy != strategy::none &&
+      algo != partition_algorithm::automatic && algo != partition_algorithm::lpt &&
+      algo != partition_algorithm::lpt_ls) {
+    // The limited LLM phase partitions under per-rank constraints, which only these honour;
+    // said here, by orchestrate's option names, rather than by partition's.
+    throw_invalid_argument("orchestrate: options.partition.algorithm = \"", to_string(algo),
+                           "\" cannot honour options.llm's limits (max_examples_per_rank, "
+                           "max_tokens_per_rank, groups); use auto, lpt or lpt+ls, or no limits");
+  }
   if (options.llm.max_examples_per_rank < 0 || options.llm.max_tokens_per_rank < 0) {
     throw_invalid_argument("orchestrate: options.llm limits must be non-negative, got "
                            "max_examples_per_rank = ",
