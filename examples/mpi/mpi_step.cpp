@@ -269,6 +269,7 @@ step_report run_step(orch::mpi::communicator& comm, const std::vector<trace_exam
     rep.bytes_checked += static_cast<long long>(bytes);
   };
 
+  // [doc:mpi_step]
   // 1. Metadata all-gather over MPI: every rank holds the same table, then the same plans.
   const orch::item_table table = comm.gather_metadata(sample(trace, o, step, me));
   const auto sp = orch::orchestrate(table, model, topo, {.strategy = orch::strategy::orch});
@@ -290,6 +291,7 @@ step_report run_step(orch::mpi::communicator& comm, const std::vector<trace_exam
     messages.push_back({name, {flat, comm.last_messages()}});
     return dst;
   };
+  // [/doc:mpi_step]
 
   // Where each chunk's output lands in its example's sequence (tokens from the sequence's
   // start), from every rank's assembly segments: what its gradient will hold.
