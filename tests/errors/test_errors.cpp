@@ -139,6 +139,16 @@ void media_columns(index_t first_example, std::int32_t field, index_t second_exa
       {owner, local, text, example, fields, length, position}, names));
 }
 
+/// The chunks of one 16-unit image in windows of 8: two chunks of one media item.
+orch::media_chunks chunked_image() {
+  auto m = vision_model();
+  m.encoders[0].fields = {{"image", 8}};
+  orch::item_table t;
+  const orch::media_spec img{"image", 16, 0};
+  t.add_example(0, 0, 5, std::span(&img, 1));
+  return orch::media_chunks::make(t, m);
+}
+
 /// Two items, one on each of two ranks.
 orch::layout two_items_layout() {
   const std::vector<rank_t> r{0, 1};
@@ -953,6 +963,19 @@ const std::map<std::string, std::function<void()>>& triggers() {
       {"E535", [] { static_cast<void>(orch::topology::uniform(2, 1).node_of(2)); }},
       {"E536", [] { static_cast<void>(orch::topology::uniform(2, 1).ranks_per_node(5)); }},
       {"E537", [] { static_cast<void>(orch::topology::uniform(2, 1).rank_at(0, 1)); }},
+      {"E312", [] { static_cast<void>(chunked_image().media_of(5)); }},
+      {"E313", [] { static_cast<void>(chunked_image().first_chunk(3)); }},
+      {"E718",
+       [] {
+         const std::vector<orch::bytes_t> b{1, 1};
+         static_cast<void>(orch::item_offsets(two_items_layout(), b).offset(5));
+       }},
+      {"E719",
+       [] {
+         const auto l = two_items_layout();
+         const std::vector<orch::bytes_t> b{1, 1};
+         static_cast<void>(orch::rank_offsets(l, 0, b).find(9));
+       }},
       // ---- transport core
       {"E801",
        [] {
