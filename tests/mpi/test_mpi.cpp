@@ -345,8 +345,17 @@ TEST_CASE("mpi: a rank that throws before the exchange makes the others time out
     o.check_plan_hash = c.check_plan_hash;
     comms.emplace_back(MPI_COMM_WORLD, o);
   }
-  const auto s = orch::test::make_transport_scenario(4, k, 1, 1000);
-  const auto plan = orch::make_plan(s.from, s.to, s.bytes);
+  // A ring: rank r's item goes to rank r + 1, so ranks k - 2 and 0 exchange bytes with the
+  // missing rank k - 1 and the others (without the hash check) need not wait for it.
+  std::vector<rank_t> from;
+  std::vector<rank_t> to;
+  for (rank_t r = 0; r < k; ++r) {
+    from.push_back(r);
+    to.push_back((r + 1) % k);
+  }
+  const auto plan =
+      orch::make_plan(orch::layout::from_assignment(from, k), orch::layout::from_assignment(to, k),
+                      std::vector<bytes_t>(static_cast<std::size_t>(k), 100));
   if (k > 1 && me == k - 1) {
     return; // "throws" in its data loader: never reaches the exchange (it finalises later)
   }
