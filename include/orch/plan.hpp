@@ -313,30 +313,7 @@ private:
 } // namespace orch
 
 // The builder needs the complete exchange_plan and make_plan & co. need the builder; it lives
-// in its own header to keep this one readable, included last (both orders compile).
+// in its own header to keep this one readable, included last (both orders compile). It also
+// defines measure_traffic(plan, topo), which reads the pair table through detail::plan_access,
+// complete there whichever of the two headers comes first.
 #include <orch/detail/plan_build.hpp>
-
-namespace orch {
-
-/// Traffic of `plan` under `topo`. Complexity: O(communicating pairs).
-/// Throws: orch::invalid_argument (the topology has another number of ranks).
-[[nodiscard]] inline traffic measure_traffic(const exchange_plan& plan, const topology& topo) {
-  if (plan.ranks() != topo.ranks()) {
-    throw_invalid_argument("measure_traffic: plan on ", plan.ranks(), " ranks but topology of ",
-                           topo.ranks(), " ranks");
-  }
-  const auto node = topo.node_of_ranks();
-  // The pair table read in place (plan.pairs() would copy it into a vector of records).
-  const auto& d = detail::plan_access::data(plan);
-  traffic t;
-  for (std::size_t s = 0; s + 1 < d.pair_first.size(); ++s) {
-    const auto end = static_cast<std::size_t>(d.pair_first[s + 1]);
-    for (auto p = static_cast<std::size_t>(d.pair_first[s]); p < end; ++p) {
-      // Σ ≤ plan.total_bytes(), which fits
-      detail::class_of(t, node, s, static_cast<std::size_t>(d.pair_peer[p])) += d.pair_bytes[p];
-    }
-  }
-  return t;
-}
-
-} // namespace orch

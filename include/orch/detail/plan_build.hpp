@@ -7,7 +7,9 @@
 #include <orch/detail/plan_pairs.hpp>
 #include <orch/detail/primitives/hash.hpp>
 #include <orch/layout.hpp>
+#include <orch/placement/traffic.hpp>
 #include <orch/plan.hpp>
+#include <orch/topology.hpp>
 #include <orch/types.hpp>
 
 #include <algorithm>
@@ -210,3 +212,29 @@ struct plan_access {
 }
 
 } // namespace orch::detail
+
+// Public API of orch/plan.hpp, defined here (see there).
+namespace orch {
+
+/// Traffic of `plan` under `topo`. Complexity: O(communicating pairs).
+/// Throws: orch::invalid_argument (the topology has another number of ranks).
+[[nodiscard]] inline traffic measure_traffic(const exchange_plan& plan, const topology& topo) {
+  if (plan.ranks() != topo.ranks()) {
+    throw_invalid_argument("measure_traffic: plan on ", plan.ranks(), " ranks but topology of ",
+                           topo.ranks(), " ranks");
+  }
+  const auto node = topo.node_of_ranks();
+  // The pair table read in place (plan.pairs() would copy it into a vector of records).
+  const auto& d = detail::plan_access::data(plan);
+  traffic t;
+  for (std::size_t s = 0; s + 1 < d.pair_first.size(); ++s) {
+    const auto end = static_cast<std::size_t>(d.pair_first[s + 1]);
+    for (auto p = static_cast<std::size_t>(d.pair_first[s]); p < end; ++p) {
+      // Σ ≤ plan.total_bytes(), which fits
+      detail::class_of(t, node, s, static_cast<std::size_t>(d.pair_peer[p])) += d.pair_bytes[p];
+    }
+  }
+  return t;
+}
+
+} // namespace orch
