@@ -8,6 +8,7 @@
 #include <orch/orchestrate.hpp>
 
 #include <support/generators.hpp>
+#include <support/step_bytes.hpp>
 
 #include <doctest/doctest.h>
 
@@ -118,31 +119,9 @@ scenario make_scenario(std::uint64_t seed) {
   return s;
 }
 
-/// Buffers of `count` ranks filled per item: item i (at plan source offset) gets fill(i, j).
-template <class Fill>
-orch::rank_buffers source_buffers(const orch::exchange_plan& plan, Fill fill) {
-  orch::rank_buffers b(static_cast<std::size_t>(plan.ranks()));
-  for (rank_t r = 0; r < plan.ranks(); ++r) {
-    b[static_cast<std::size_t>(r)].resize(static_cast<std::size_t>(plan.source_bytes(r)));
-  }
-  for (index_t i = 0; i < plan.items(); ++i) {
-    auto& buf = b[static_cast<std::size_t>(plan.from().rank_of(i))];
-    const bytes_t off = plan.source_offset(i);
-    for (bytes_t j = 0; j < plan.item_bytes()[static_cast<std::size_t>(i)]; ++j) {
-      buf[static_cast<std::size_t>(off + j)] = fill(i, j);
-    }
-  }
-  return b;
-}
-
-/// The bytes item i occupies in the destination buffers of `plan`.
-std::span<const std::byte> delivered(const orch::exchange_plan& plan, const orch::rank_buffers& dst,
-                                     index_t i) {
-  const auto& buf = dst[static_cast<std::size_t>(plan.to().rank_of(i))];
-  return std::span<const std::byte>(buf).subspan(
-      static_cast<std::size_t>(plan.destination_offset(i)),
-      static_cast<std::size_t>(plan.item_bytes()[static_cast<std::size_t>(i)]));
-}
+// Payload buffers are filled and read with the shared helpers of support/step_bytes.hpp.
+using orch::test::fill_sources;
+using orch::test::item_at_destination;
 
 using token = std::vector<std::byte>;
 
@@ -181,7 +160,7 @@ void check_step(const scenario& s, const orch::model_description& model, orch::s
     const auto& inputs = sp.exchange(enc.name + ".inputs");
     const auto& features = sp.exchange(enc.name + ".features");
     // Owner → encoder: raw inputs from (media id, byte).
-    const auto raw = source_buffers(inputs.forward, [&](index_t i, bytes_t j) {
+    const auto raw = fill_sources(inputs.forward, [&](index_t i, bytes_t j) {
       return raw_byte(ph.items[static_cast<std::size_t>(i)], j);
     });
     const auto at_encoder = orch::execute(inputs.forward, raw);
@@ -193,7 +172,7 @@ void check_step(const scenario& s, const orch::model_description& model, orch::s
     }
     for (index_t i = 0; i < features.forward.items(); ++i) {
       const index_t m = ph.items[static_cast<std::size_t>(i)];
-      const auto input = delivered(inputs.forward, at_encoder, i);
+      const auto input = item_at_destination(inputs.forward, at_encoder, i);
       const auto y = encode(m, input, features.forward.item_bytes()[static_cast<std::size_t>(i)]);
       auto& buf = out[static_cast<std::size_t>(features.forward.from().rank_of(i))];
       std::copy(y.begin(), y.end(),
@@ -211,12 +190,12 @@ void check_step(const scenario& s, const orch::model_description& model, orch::s
     llm_features[e] = orch::execute(features.forward, out);
 
     // Backward: gradients of the features travel LLM → encoder through the inverse plan.
-    const auto grads = source_buffers(features.backward, [&](index_t i, bytes_t j) {
+    const auto grads = fill_sources(features.backward, [&](index_t i, bytes_t j) {
       return grad_byte(ph.items[static_cast<std::size_t>(i)], j);
     });
     const auto at_encoder_grads = orch::execute(features.backward, grads);
     for (index_t i = 0; i < features.backward.items(); ++i) {
-      const auto got = delivered(features.backward, at_encoder_grads, i);
+      const auto got = item_at_destination(features.backward, at_encoder_grads, i);
       CHECK(features.backward.to().rank_of(i) == ph.placement.rank_of(i));
       bool ok = true;
       for (std::size_t j = 0; j < got.size(); ++j) {
@@ -236,7 +215,7 @@ void check_step(const scenario& s, const orch::model_description& model, orch::s
   // Owner → LLM: text.
   const auto& text = sp.exchange("text");
   const auto text_src =
-      source_buffers(text.forward, [](index_t x, bytes_t j) { return text_byte(x, j); });
+      fill_sources(text.forward, [](index_t x, bytes_t j) { return text_byte(x, j); });
   const auto text_dst = orch::execute(text.forward, text_src);
 
   // Assemble every LLM rank's sequence buffer (tokens of per-source sizes).
