@@ -51,10 +51,13 @@ function(_orch_hide_folders out)
   list(REMOVE_DUPLICATES _list)
   set(${out} "${_list}" PARENT_SCOPE)
 endfunction()
+# The files' own links too (/usr/local/include/nccl.h may be a link into the toolkit's folder).
+get_filename_component(_header_real_dir "${_header_dir}/nccl.h" REALPATH)
+get_filename_component(_header_real_dir "${_header_real_dir}" DIRECTORY)
 get_filename_component(_library_dir "${_library}" DIRECTORY)
 get_filename_component(_library_real_dir "${_library_real}" DIRECTORY)
 set(_hidden "")
-_orch_hide_folders(_hidden "${_header_dir}" "${_library_dir}" "${_library_real_dir}"
+_orch_hide_folders(_hidden "${_header_dir}" "${_header_real_dir}" "${_library_dir}" "${_library_real_dir}"
                    /usr/local/cuda/include /usr/local/cuda/lib64 /usr/local/cuda/lib
                    /usr/local/include /usr/local/lib /usr/local/lib64 /usr/include /usr/lib
                    /usr/lib64 /usr/lib/x86_64-linux-gnu)
