@@ -108,7 +108,8 @@ communicator::communicator(nccl_comm&& comm, communicator_options options)
 
 void communicator::init() {
   if (comm_ == nullptr) {
-    throw_invalid_argument("orch::cuda::communicator: null ncclComm_t");
+    throw_invalid_argument("orch::cuda::communicator: the ncclComm_t is null (create it with "
+                           "nccl_comm::init_rank or ncclCommInitRank first)");
   }
   // The rank is not known before the communicator is ready: -1 in a timeout's message.
   watchdog_ = transport::watchdog(-1, wait_options_of(options_));
@@ -258,7 +259,8 @@ event_wait communicator::upload_wait() {
 void communicator::begin(const char* where, cudaStream_t stream) {
   watchdog_.check_usable(where); // aborted: aborted_error, never a wait
   if (comm_ == nullptr) {
-    throw_invalid_argument(where, ": the communicator was moved from");
+    throw_invalid_argument(where, ": rank ", rank_,
+                           ": the communicator was moved from; use the one it was moved into");
   }
   int current = 0;
   ORCH_CUDA_CHECK(cudaGetDevice(&current));
@@ -314,8 +316,8 @@ void communicator::exchange(const exchange_plan& plan, const void* d_src, void* 
                             cudaStream_t stream) {
   const char* where = "orch::cuda::communicator::exchange";
   if (plan.ranks() != size_) {
-    throw_invalid_argument(where, ": plan on ", plan.ranks(), " ranks but the communicator has ",
-                           size_);
+    throw_invalid_argument(where, ": rank ", rank_, " holds a plan on ", plan.ranks(),
+                           " ranks but the communicator has ", size_);
   }
   begin(where, stream);
   auto program = transport::make_flat_program(plan, rank_);
@@ -334,8 +336,8 @@ void communicator::exchange(const node_schedule& schedule, const void* d_src, vo
                             cudaStream_t stream) {
   const char* where = "orch::cuda::communicator::exchange";
   if (schedule.inter_node.ranks() != size_) {
-    throw_invalid_argument(where, ": schedule on ", schedule.inter_node.ranks(),
-                           " ranks but the communicator has ", size_);
+    throw_invalid_argument(where, ": rank ", rank_, " holds a schedule on ",
+                           schedule.inter_node.ranks(), " ranks but the communicator has ", size_);
   }
   begin(where, stream);
   auto program = transport::make_nodewise_program(schedule, rank_);
@@ -360,8 +362,9 @@ void communicator::exchange(const device_plan& uploaded, const void* d_src, void
   const char* where = "orch::cuda::communicator::exchange";
   const auto& program = uploaded.program();
   if (program.rank != rank_ || program.ranks != size_) {
-    throw_invalid_argument(where, ": a program of rank ", program.rank, " of ", program.ranks,
-                           " on rank ", rank_, " of ", size_);
+    throw_invalid_argument(where, ": rank ", rank_, " of ", size_,
+                           " was given a device_plan uploaded for rank ", program.rank, " of ",
+                           program.ranks);
   }
   begin(where, stream);
   if (d_workspace == nullptr) {

@@ -120,7 +120,8 @@ void loopback::run(std::span<const void* const> d_src, std::span<void* const> d_
                    cudaStream_t stream) {
   const auto k = static_cast<std::size_t>(ranks());
   if (prepared_stages_ == 0) {
-    throw_invalid_argument(where, "::run: no exchange was prepared");
+    throw_invalid_argument(where,
+                           "::run: no exchange was prepared (call prepare or exchange first)");
   }
   if (d_src.size() != k || d_dst.size() != k) {
     throw_invalid_argument(where, "::run: ", d_src.size(), " source and ", d_dst.size(),

@@ -243,7 +243,7 @@ private:
     }
     if (c.media_field.size() != media || c.media_length.size() != media ||
         c.media_text_position.size() != media) {
-      throw_invalid_argument("item_table::from_columns: ", media, " media examples but ",
+      throw_invalid_argument("item_table::from_columns: ", media, " media items but ",
                              c.media_field.size(), " fields, ", c.media_length.size(),
                              " lengths and ", c.media_text_position.size(), " text positions");
     }

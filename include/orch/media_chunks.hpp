@@ -24,7 +24,9 @@ namespace orch {
 /// in input order, and chunks are numbered in table media order. An item of a field without
 /// a window, or not longer than it, is one chunk (an item of length 0 too). When no item is
 /// cut the chunks are the media items themselves (chunk c is media item c) and the arrays
-/// stay empty (`cut()` is false): that costs nothing on steps that need no chunking.
+/// stay empty (`cut()` is false): that costs nothing on steps that need no chunking. Either
+/// way the accessors check their index against the table `make` was given (a
+/// default-constructed media_chunks describes a table without media).
 ///
 /// Payload: an item's raw input is laid out unit after unit, so chunk c's input bytes are
 /// bytes [offset(c) · b, (offset(c) + length(c)) · b) of its media item's input, b the
@@ -32,7 +34,7 @@ namespace orch {
 /// example's LLM sequence.
 class media_chunks {
 public:
-  /// No media item is cut.
+  /// No media item is cut, of a table without media (every accessor throws).
   media_chunks() = default;
 
   /// Whether any media item was cut (else chunk c is media item c). Complexity: O(1).
@@ -42,32 +44,33 @@ public:
     return cut() ? static_cast<index_t>(media_.size()) : media_items;
   }
   /// The table media item chunk `c` belongs to. Complexity: O(1).
-  /// Throws: orch::invalid_argument (when items were cut: c outside [0, chunks)).
+  /// Throws: orch::invalid_argument (c outside [0, chunks), cut or not).
   [[nodiscard]] index_t media_of(index_t c) const {
-    return cut() ? media_[chunk_at(c, "media_chunks::media_of")] : c;
+    const std::size_t i = chunk_at(c, "media_chunks::media_of");
+    return cut() ? media_[i] : c;
   }
   /// First input unit of chunk `c` inside its media item. Complexity: O(1). Throws: as media_of.
   [[nodiscard]] length_t offset(index_t c) const {
-    return cut() ? offset_[chunk_at(c, "media_chunks::offset")] : 0;
+    const std::size_t i = chunk_at(c, "media_chunks::offset");
+    return cut() ? offset_[i] : 0;
   }
   /// Input units of chunk `c` (`table` is the one the chunks were made from). Complexity: O(1).
-  /// Throws: as media_of, or item_table's error for a chunk outside the table.
+  /// Throws: as media_of, or item_table's error for a chunk outside another `table`.
   [[nodiscard]] length_t length(index_t c, const item_table& table) const {
-    return cut() ? length_[chunk_at(c, "media_chunks::length")] : table.media_length(c);
+    const std::size_t i = chunk_at(c, "media_chunks::length");
+    return cut() ? length_[i] : table.media_length(c);
   }
   /// The first chunk of table media item `m`. Complexity: O(1).
-  /// Throws: orch::invalid_argument (when items were cut: m outside [0, media items)).
+  /// Throws: orch::invalid_argument (m outside [0, media items), cut or not).
   [[nodiscard]] index_t first_chunk(index_t m) const {
-    return cut() ? first_[media_at(m, "media_chunks::first_chunk")] : m;
+    const std::size_t i = media_at(m, "media_chunks::first_chunk");
+    return cut() ? first_[i] : m;
   }
   /// How many chunks table media item `m` was cut into (1 when it was not cut).
   /// Complexity: O(1). Throws: as first_chunk.
   [[nodiscard]] index_t chunk_count(index_t m) const {
-    if (!cut()) {
-      return 1;
-    }
     const std::size_t i = media_at(m, "media_chunks::chunk_count");
-    return first_[i + 1] - first_[i];
+    return cut() ? first_[i + 1] - first_[i] : 1;
   }
 
   /// Most chunks one step may be cut into: 2^24 (16.8 million, 50 times the items of the
@@ -84,13 +87,14 @@ public:
   [[nodiscard]] static media_chunks make(const item_table& table, const model_description& model) {
     const auto& names = table.field_names();
     std::vector<length_t> window(names.size(), 0);
+    media_chunks out;
+    out.items_ = table.media_items();
     bool any_window = false;
     for (std::size_t f = 0; f < names.size(); ++f) {
       const media_field* field = model.find_field(names[f]);
       window[f] = field != nullptr && field->chunk_length > 0 ? field->chunk_length : 0;
       any_window = any_window || window[f] > 0;
     }
-    media_chunks out;
     if (!any_window) {
       return out;
     }
@@ -162,14 +166,15 @@ public:
 
 private:
   [[nodiscard]] std::size_t chunk_at(index_t c, const char* where) const {
-    if (c < 0 || c >= static_cast<index_t>(media_.size())) {
-      throw_invalid_argument(where, ": chunk ", c, " is outside [0, ", media_.size(), ")");
+    const index_t n = cut() ? static_cast<index_t>(media_.size()) : items_;
+    if (c < 0 || c >= n) {
+      throw_invalid_argument(where, ": chunk ", c, " is outside [0, ", n, ")");
     }
     return static_cast<std::size_t>(c);
   }
   [[nodiscard]] std::size_t media_at(index_t m, const char* where) const {
-    if (m < 0 || m + 1 >= static_cast<index_t>(first_.size())) {
-      throw_invalid_argument(where, ": media item ", m, " is outside [0, ", first_.size() - 1, ")");
+    if (m < 0 || m >= items_) {
+      throw_invalid_argument(where, ": media item ", m, " is outside [0, ", items_, ")");
     }
     return static_cast<std::size_t>(m);
   }
@@ -183,6 +188,7 @@ private:
   std::vector<length_t> offset_; // per chunk
   std::vector<length_t> length_; // per chunk
   std::vector<index_t> first_;   // per media item, + 1
+  index_t items_ = 0;            // media items of the table (what the accessors check)
 };
 
 } // namespace orch

@@ -76,8 +76,9 @@ void pack_items(const rank_view& view, ItemBytes&& item_bytes, std::span<std::by
     // here also lets the compiler see every copy's bound).
     const auto at = static_cast<std::size_t>(view.send_packed_offsets[e]);
     if (at > send.size() || bytes.size() > send.size() - at) {
-      throw_invalid_argument("pack_items: item ", item, " of rank ", view.rank, " at byte ", at,
-                             " overruns the send buffer of ", send.size(), " bytes");
+      throw_invalid_argument("pack_items: item ", item, " of rank ", view.rank, ", ", bytes.size(),
+                             " bytes at byte ", at, ", overruns the send buffer of ", send.size(),
+                             " bytes (the view's packed offsets disagree with its sizes)");
     }
     detail::copy_bytes(send.data() + at, bytes.data(), static_cast<bytes_t>(bytes.size()));
   }

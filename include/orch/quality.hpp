@@ -95,29 +95,40 @@ struct cost_sum {
   return std::max(detail::ceil_div(sum.total, bins), sum.largest);
 }
 
-/// The load of every bin: Σ of the costs of the items assigned to it.
-/// Complexity: O(n + k). Throws: orch::invalid_argument (sizes differ, a bin outside
-/// [0, k), negative cost), orch::overflow.
-[[nodiscard]] inline std::vector<cost_t> bin_loads(std::span<const cost_t> costs,
-                                                   std::span<const rank_t> bin_of, rank_t bins) {
-  detail::check_bins(bins, "bin_loads");
+namespace detail {
+
+/// bin_loads with the caller's name in the messages.
+[[nodiscard]] inline std::vector<cost_t> checked_bin_loads(std::span<const cost_t> costs,
+                                                           std::span<const rank_t> bin_of,
+                                                           rank_t bins, const char* where) {
+  check_bins(bins, where);
   if (costs.size() != bin_of.size()) {
-    throw_invalid_argument("bin_loads: ", costs.size(), " costs but ", bin_of.size(),
+    throw_invalid_argument(where, ": ", costs.size(), " costs but ", bin_of.size(),
                            " bin assignments");
   }
   std::vector<cost_t> loads(static_cast<std::size_t>(bins), 0);
   for (std::size_t i = 0; i < costs.size(); ++i) {
     if (bin_of[i] < 0 || bin_of[i] >= bins) {
-      throw_invalid_argument("bin_loads: item ", i, " is assigned to bin ", bin_of[i],
+      throw_invalid_argument(where, ": item ", i, " is assigned to bin ", bin_of[i],
                              " outside [0, ", bins, ")");
     }
     if (costs[i] < 0) {
-      throw_invalid_argument("bin_loads: item ", i, " has negative cost ", costs[i]);
+      throw_invalid_argument(where, ": item ", i, " has negative cost ", costs[i]);
     }
     auto& load = loads[static_cast<std::size_t>(bin_of[i])];
-    load = detail::checked_add(load, costs[i], "bin_loads");
+    load = checked_add(load, costs[i], where);
   }
   return loads;
+}
+
+} // namespace detail
+
+/// The load of every bin: Σ of the costs of the items assigned to it.
+/// Complexity: O(n + k). Throws: orch::invalid_argument (sizes differ, a bin outside
+/// [0, k), negative cost), orch::overflow.
+[[nodiscard]] inline std::vector<cost_t> bin_loads(std::span<const cost_t> costs,
+                                                   std::span<const rank_t> bin_of, rank_t bins) {
+  return detail::checked_bin_loads(costs, bin_of, bins, "bin_loads");
 }
 
 /// Balance of a set of bin loads. Ratios are reporting only: nothing decides a plan on them.
@@ -132,11 +143,17 @@ struct balance_metrics {
 };
 
 /// Metrics of `loads` against an explicit lower bound (pass 0 to use ceil(Σ/k)).
-/// Complexity: O(k). Throws: orch::invalid_argument (no bins, negative load).
+/// Complexity: O(k). Throws: orch::invalid_argument (no bins, negative load), orch::overflow
+/// (Σ loads).
 [[nodiscard]] inline balance_metrics measure_loads(std::span<const cost_t> loads,
                                                    cost_t bound = 0) {
   if (loads.empty()) {
     throw_invalid_argument("measure_loads: no bins");
+  }
+  for (std::size_t b = 0; b < loads.size(); ++b) {
+    if (loads[b] < 0) {
+      throw_invalid_argument("measure_loads: bin ", b, " has negative load ", loads[b]);
+    }
   }
   balance_metrics m;
   m.total = detail::total_cost(loads, "measure_loads");
@@ -153,11 +170,13 @@ struct balance_metrics {
 }
 
 /// Metrics of an assignment: loads from `bin_of`, lower bound from the item costs.
-/// Complexity: O(n + k). Throws: as bin_loads.
+/// Complexity: O(n + k). Throws: as bin_loads (the messages name measure).
 [[nodiscard]] inline balance_metrics measure(std::span<const cost_t> costs,
                                              std::span<const rank_t> bin_of, rank_t bins) {
-  const auto loads = bin_loads(costs, bin_of, bins);
-  return measure_loads(loads, lower_bound(costs, bins));
+  const auto loads = detail::checked_bin_loads(costs, bin_of, bins, "measure");
+  // Each load fits, the total may not: checked here so that the message names measure.
+  const auto sum = detail::sum_costs(costs, "measure");
+  return measure_loads(loads, std::max(detail::ceil_div(sum.total, bins), sum.largest));
 }
 
 } // namespace orch

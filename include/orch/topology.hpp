@@ -58,7 +58,8 @@ public:
     }
     if (node_of_rank.size() >= static_cast<std::size_t>(std::numeric_limits<rank_t>::max())) {
       throw_invalid_argument("topology::from_node_of_rank: ", node_of_rank.size(),
-                             " ranks do not fit rank_t");
+                             " ranks, above the ", std::numeric_limits<rank_t>::max() - 1,
+                             " that rank_t can number");
     }
     rank_t largest = 0;
     for (std::size_t r = 0; r < node_of_rank.size(); ++r) {

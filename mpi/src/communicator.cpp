@@ -51,7 +51,8 @@ namespace {
 
 constexpr int tag_flat = 0x6F72;
 
-// An int count for MPI, or a clear error: MPI-3 counts are int.
+// An int count for MPI, or a clear error: MPI-3 counts are int. (A guard only: exchange()
+// rejects a chunk above the limit on every rank first, chunk_limit_error below.)
 int as_count(bytes_t bytes, rank_t rank, const char* where) {
   if (bytes < 0 || bytes > INT_MAX) {
     throw_invalid_argument(where, ": rank ", rank, " would move a chunk of ", bytes,
@@ -91,7 +92,13 @@ datatype make_blocks(std::span<const bytes_t> offsets, std::span<const bytes_t> 
         static_cast<bytes_t>(lengths.back()) + sizes[e] <= INT_MAX) {
       lengths.back() += static_cast<int>(sizes[e]);
     } else {
-      lengths.push_back(as_count(sizes[e], rank, where));
+      if (sizes[e] > INT_MAX) {
+        throw_invalid_argument(where, ": rank ", rank, " would move an item of ", sizes[e],
+                               " bytes as one MPI datatype block (packing::datatype), above "
+                               "MPI's int count limit of ",
+                               INT_MAX, " bytes per block; no payload was moved");
+      }
+      lengths.push_back(static_cast<int>(sizes[e]));
       displs.push_back(static_cast<MPI_Aint>(offsets[e]));
     }
   }
@@ -375,7 +382,8 @@ communicator::communicator(MPI_Comm comm, communicator_options options) : option
     throw_invalid_argument("orch::mpi::communicator: MPI is not initialised (call MPI_Init first)");
   }
   if (comm == MPI_COMM_NULL) {
-    throw_invalid_argument("orch::mpi::communicator: MPI_COMM_NULL");
+    throw_invalid_argument("orch::mpi::communicator: comm is MPI_COMM_NULL (this process is not "
+                           "a member of it; pass a communicator it belongs to)");
   }
   // Checked, not silently ignored: datatype packing has no alltoallv form here.
   if (options.packing == packing::datatype && options.algorithm != flat_algorithm::p2p) {
@@ -415,12 +423,14 @@ std::vector<std::int64_t> communicator::all_gather(std::span<const std::int64_t>
                                                    std::vector<std::int64_t>& counts) {
   const char* where = "orch::mpi::communicator::all_gather";
   if (s_ == nullptr) {
-    throw aborted_error(orch::detail::message(where, ": moved-from communicator"));
+    throw aborted_error(
+        orch::detail::message(where, ": rank ", rank_,
+                              ": this communicator was moved from; use the one it was moved into"));
   }
   s_->watch.check_usable(where);
   if (words.size() > static_cast<std::size_t>(INT_MAX)) {
     throw_invalid_argument(where, ": rank ", rank_, " contributes ", words.size(),
-                           " words, above MPI's int count limit");
+                           " words, above MPI's int count limit of ", INT_MAX, " words");
   }
   const auto k = static_cast<std::size_t>(size_);
   auto sizes = std::make_shared<std::vector<int>>(k + 1, 0);
@@ -438,8 +448,9 @@ std::vector<std::int64_t> communicator::all_gather(std::span<const std::int64_t>
     counts[r] = (*sizes)[r];
     total += (*sizes)[r];
     if (total > INT_MAX) {
-      throw_invalid_argument(where, ": the ranks' buffers add up to more than ", INT_MAX,
-                             " words (MPI's int displacements)");
+      throw_invalid_argument(where, ": rank ", rank_, ": the buffers of ranks 0 to ", r,
+                             " add up to ", total, " words, above MPI's int displacement limit of ",
+                             INT_MAX, " words");
     }
   }
   auto out = std::make_shared<std::vector<std::int64_t>>(static_cast<std::size_t>(total));
@@ -470,7 +481,9 @@ struct agreement_buffer {
 void communicator::check_plan_hashes(std::span<const std::uint64_t> hashes, bool local_error) {
   const char* where = "orch::mpi::communicator::check_plan_hashes";
   if (s_ == nullptr) {
-    throw aborted_error(orch::detail::message(where, ": moved-from communicator"));
+    throw aborted_error(
+        orch::detail::message(where, ": rank ", rank_,
+                              ": this communicator was moved from; use the one it was moved into"));
   }
   s_->watch.check_usable(where);
   const auto mine = ot::make_agreement_words(hashes);
@@ -594,7 +607,9 @@ void communicator::exchange(const exchange_plan& plan, std::span<const std::byte
                             std::span<std::byte> dst) {
   const char* where = "orch::mpi::communicator::exchange";
   if (s_ == nullptr) {
-    throw aborted_error(orch::detail::message(where, ": moved-from communicator"));
+    throw aborted_error(
+        orch::detail::message(where, ": rank ", rank_,
+                              ": this communicator was moved from; use the one it was moved into"));
   }
   s_->watch.check_usable(where);
   std::string bad;
@@ -639,7 +654,9 @@ void communicator::exchange(const node_schedule& schedule, std::span<const std::
                             std::span<std::byte> dst) {
   const char* where = "orch::mpi::communicator::exchange(node_schedule)";
   if (s_ == nullptr) {
-    throw aborted_error(orch::detail::message(where, ": moved-from communicator"));
+    throw aborted_error(
+        orch::detail::message(where, ": rank ", rank_,
+                              ": this communicator was moved from; use the one it was moved into"));
   }
   s_->watch.check_usable(where);
   std::string bad;
@@ -647,7 +664,8 @@ void communicator::exchange(const node_schedule& schedule, std::span<const std::
   const auto& b = schedule.intra_node;
   if (a.ranks() != size_ || b.ranks() != size_ || schedule.topology.ranks() != size_) {
     bad = orch::detail::message(where, ": rank ", rank_, " holds a schedule on ", a.ranks(),
-                                " ranks but the communicator has ", size_);
+                                " ranks (intra-node plan on ", b.ranks(), ", topology of ",
+                                schedule.topology.ranks(), ") but the communicator has ", size_);
   } else if (src.size() != static_cast<std::size_t>(a.source_bytes(rank_)) ||
              dst.size() != static_cast<std::size_t>(b.destination_bytes(rank_))) {
     bad = orch::detail::message(where, ": rank ", rank_, " passed a source buffer of ", src.size(),

@@ -83,7 +83,8 @@ struct array_in {
 
 /// numpy's asarray / ascontiguousarray with the contract's checks: an integer array-like of
 /// one dimension (an empty sequence of any dtype counts as empty integers), values that fit
-/// T. Anything else raises ValueError naming `name`.
+/// T. Anything else raises ValueError naming `name`, the function and the argument
+/// ("partition: costs", "table_from_metadata: buffers[2]").
 template <class T>
 [[nodiscard]] array_in<T> to_array(nb::handle obj, const char* name) {
   static_assert(std::is_same_v<T, std::int64_t> || std::is_same_v<T, std::int32_t>);
@@ -165,9 +166,24 @@ template <class T>
   return nb::find(&x);
 }
 
-/// An enum argument given as the enum or as its tool name ("per_phase", "lpt+ls").
-[[nodiscard]] partition_algorithm algorithm_arg(nb::handle h);
-[[nodiscard]] orch::strategy strategy_arg(nb::handle h);
+/// How an argument looks, for error messages: its type's name ("int", "numpy.float64"), or a
+/// tuple's element types ("(str, int, int)").
+[[nodiscard]] inline std::string describe(nb::handle h) {
+  const auto name = [](nb::handle x) { return nb::cast<std::string>(nb::type_name(x.type())); };
+  if (!nb::isinstance<nb::tuple>(h)) {
+    return name(h);
+  }
+  std::string out = "(";
+  for (std::size_t i = 0; i < nb::len(h); ++i) {
+    out += (i == 0 ? "" : ", ") + name(h[i]);
+  }
+  return out + ")";
+}
+
+/// An enum argument given as the enum or as its tool name ("per_phase", "lpt+ls"); anything
+/// else raises TypeError naming `where` (the function).
+[[nodiscard]] partition_algorithm algorithm_arg(nb::handle h, const char* where);
+[[nodiscard]] orch::strategy strategy_arg(nb::handle h, const char* where);
 
 // One registration function per binding file.
 void bind_module(nb::module_& m);

@@ -12,18 +12,31 @@
 
 namespace orch::python {
 
-partition_algorithm algorithm_arg(nb::handle h) {
+partition_algorithm algorithm_arg(nb::handle h, const char* where) {
   if (nb::isinstance<nb::str>(h)) {
     return parse_partition_algorithm(nb::cast<std::string>(h));
   }
-  return nb::cast<partition_algorithm>(h);
+  partition_algorithm a{};
+  if (!nb::try_cast(h, a, false)) {
+    throw nb::type_error((std::string(where) +
+                          ": algorithm: expected a PartitionAlgorithm or its name, got " +
+                          describe(h))
+                             .c_str());
+  }
+  return a;
 }
 
-orch::strategy strategy_arg(nb::handle h) {
+orch::strategy strategy_arg(nb::handle h, const char* where) {
   if (nb::isinstance<nb::str>(h)) {
     return parse_strategy(nb::cast<std::string>(h));
   }
-  return nb::cast<orch::strategy>(h);
+  orch::strategy s{};
+  if (!nb::try_cast(h, s, false)) {
+    throw nb::type_error(
+        (std::string(where) + ": strategy: expected a Strategy or its name, got " + describe(h))
+            .c_str());
+  }
+  return s;
 }
 
 void bind_module(nb::module_& m) {

@@ -23,13 +23,15 @@ namespace {
 /// in, int64 costs out, the first bad item named).
 template <class Model>
 void def_cost_calls(nb::class_<Model>& cls) {
+  // Array errors name the class: "LinearCost: lengths: ...".
+  const std::string where = nb::cast<std::string>(cls.attr("__name__")) + ": lengths";
   cls.def(
          "__call__", [](const Model& model, length_t length) { return model(length); },
          nb::arg("length"), "Cost of one length.")
       .def(
           "__call__",
-          [](const Model& model, array_like lengths) {
-            const auto in = to_array<length_t>(lengths, "lengths");
+          [where](const Model& model, array_like lengths) {
+            const auto in = to_array<length_t>(lengths, where.c_str());
             return to_numpy(compute_costs(model, in.span));
           },
           nb::arg("lengths"), "Costs of an array of lengths (int64 in, int64 out).");
@@ -40,9 +42,9 @@ partition_result run_partition(array_like costs, rank_t bins, algorithm_like alg
                                array_like second_resource, cost_t second_capacity,
                                array_like speeds, array_like groups, std::int64_t work_budget,
                                std::int64_t tolerance_ppm, double time_limit_ms) {
-  const auto c = to_array<cost_t>(costs, "costs");
+  const auto c = to_array<cost_t>(costs, "partition: costs");
   partition_options o;
-  o.algorithm = algorithm_arg(algorithm);
+  o.algorithm = algorithm_arg(algorithm, "partition");
   o.work_budget = work_budget;
   o.tolerance_ppm = tolerance_ppm;
   o.time_limit_ms = time_limit_ms;
@@ -53,15 +55,15 @@ partition_result run_partition(array_like costs, rank_t bins, algorithm_like alg
   array_in<cost_t> speed;
   array_in<index_t> group;
   if (!second_resource.is_none()) {
-    second = to_array<cost_t>(second_resource, "second_resource");
+    second = to_array<cost_t>(second_resource, "partition: second_resource");
     o.second_resource = second.span;
   }
   if (!speeds.is_none()) {
-    speed = to_array<cost_t>(speeds, "speeds");
+    speed = to_array<cost_t>(speeds, "partition: speeds");
     o.speeds = speed.span;
   }
   if (!groups.is_none()) {
-    group = to_array<index_t>(groups, "groups");
+    group = to_array<index_t>(groups, "partition: groups");
     o.groups = group.span;
   }
   nb::gil_scoped_release release;
@@ -145,15 +147,15 @@ void bind_partition(nb::module_& m) {
   m.def(
       "lower_bound",
       [](array_like costs, rank_t bins) {
-        const auto c = to_array<cost_t>(costs, "costs");
+        const auto c = to_array<cost_t>(costs, "lower_bound: costs");
         return lower_bound(c.span, bins);
       },
       nb::arg("costs"), nb::arg("bins"), "max(ceil(sum / bins), max cost).");
   m.def(
       "bin_loads",
       [](array_like costs, array_like bin_of, rank_t bins) {
-        const auto c = to_array<cost_t>(costs, "costs");
-        const auto b = to_array<rank_t>(bin_of, "bin_of");
+        const auto c = to_array<cost_t>(costs, "bin_loads: costs");
+        const auto b = to_array<rank_t>(bin_of, "bin_loads: bin_of");
         return to_numpy(bin_loads(c.span, b.span, bins));
       },
       nb::arg("costs"), nb::arg("bin_of"), nb::arg("bins"), "The load of every bin.");
@@ -162,7 +164,7 @@ void bind_partition(nb::module_& m) {
   m.def(
       "min_microbatches",
       [](array_like tokens, cost_t cap, std::int64_t work_budget) {
-        const auto t = to_array<cost_t>(tokens, "tokens");
+        const auto t = to_array<cost_t>(tokens, "min_microbatches: tokens");
         nb::gil_scoped_release release;
         return min_microbatches(t.span, cap, {.work_budget = work_budget});
       },
@@ -171,15 +173,15 @@ void bind_partition(nb::module_& m) {
   m.def(
       "common_microbatches",
       [](array_like per_rank) {
-        const auto p = to_array<index_t>(per_rank, "per_rank");
+        const auto p = to_array<index_t>(per_rank, "common_microbatches: per_rank");
         return common_microbatches(p.span);
       },
       nb::arg("per_rank"), "The micro-batch count every rank runs: the largest of the minima.");
   m.def(
       "split_microbatches",
       [](array_like costs, array_like tokens, cost_t cap, index_t count, std::int64_t work_budget) {
-        const auto c = to_array<cost_t>(costs, "costs");
-        const auto t = to_array<cost_t>(tokens, "tokens");
+        const auto c = to_array<cost_t>(costs, "split_microbatches: costs");
+        const auto t = to_array<cost_t>(tokens, "split_microbatches: tokens");
         nb::gil_scoped_release release;
         return split_microbatches(c.span, t.span, cap, count, {.work_budget = work_budget});
       },
@@ -203,7 +205,7 @@ void bind_partition(nb::module_& m) {
   m.def(
       "padded_partition",
       [](array_like lengths, rank_t bins, bool equal_counts) {
-        const auto l = to_array<length_t>(lengths, "lengths");
+        const auto l = to_array<length_t>(lengths, "padded_partition: lengths");
         nb::gil_scoped_release release;
         return padded_partition(l.span, bins, equal_counts);
       },

@@ -76,7 +76,8 @@ void bind_plans(nb::module_& m) {
       .def_static(
           "from_node_of_rank",
           [](array_like node_of_rank) {
-            const auto n = to_array<rank_t>(node_of_rank, "node_of_rank");
+            const auto n =
+                to_array<rank_t>(node_of_rank, "Topology.from_node_of_rank: node_of_rank");
             return topology::from_node_of_rank(std::vector<rank_t>(n.span.begin(), n.span.end()));
           },
           nb::arg("node_of_rank"), "An explicit node for every rank (int32 array).")
@@ -107,7 +108,7 @@ void bind_plans(nb::module_& m) {
       .def_static(
           "from_assignment",
           [](array_like rank_of, rank_t ranks) {
-            const auto r = to_array<rank_t>(rank_of, "rank_of");
+            const auto r = to_array<rank_t>(rank_of, "Layout.from_assignment: rank_of");
             nb::gil_scoped_release release;
             return layout::from_assignment(r.span, ranks);
           },
@@ -116,11 +117,11 @@ void bind_plans(nb::module_& m) {
       .def_static(
           "from_keys",
           [](array_like rank_of, rank_t ranks, array_like key, array_like secondary_key) {
-            const auto r = to_array<rank_t>(rank_of, "rank_of");
-            const auto k = to_array<index_t>(key, "key");
+            const auto r = to_array<rank_t>(rank_of, "Layout.from_keys: rank_of");
+            const auto k = to_array<index_t>(key, "Layout.from_keys: key");
             array_in<index_t> s;
             if (!secondary_key.is_none()) {
-              s = to_array<index_t>(secondary_key, "secondary_key");
+              s = to_array<index_t>(secondary_key, "Layout.from_keys: secondary_key");
             }
             nb::gil_scoped_release release;
             return layout::from_keys(r.span, ranks, k.span, s.span);
@@ -131,8 +132,8 @@ void bind_plans(nb::module_& m) {
       .def_static(
           "from_placements",
           [](rank_t ranks, array_like rank_of, array_like slot_of) {
-            const auto r = to_array<rank_t>(rank_of, "rank_of");
-            const auto s = to_array<index_t>(slot_of, "slot_of");
+            const auto r = to_array<rank_t>(rank_of, "Layout.from_placements: rank_of");
+            const auto s = to_array<index_t>(slot_of, "Layout.from_placements: slot_of");
             return layout::from_placements(ranks, {r.span.begin(), r.span.end()},
                                            {s.span.begin(), s.span.end()});
           },
@@ -141,7 +142,7 @@ void bind_plans(nb::module_& m) {
       .def_static(
           "contiguous",
           [](array_like items_per_rank) {
-            const auto c = to_array<index_t>(items_per_rank, "items_per_rank");
+            const auto c = to_array<index_t>(items_per_rank, "Layout.contiguous: items_per_rank");
             return layout::contiguous(c.span);
           },
           nb::arg("items_per_rank"), "Rank r holds the next items_per_rank[r] items.")
@@ -286,7 +287,7 @@ void bind_plans(nb::module_& m) {
   m.def(
       "make_plan",
       [](const layout& from, const layout& to, array_like item_bytes) {
-        const auto b = to_array<bytes_t>(item_bytes, "item_bytes");
+        const auto b = to_array<bytes_t>(item_bytes, "make_plan: item_bytes");
         nb::gil_scoped_release release;
         return make_plan(from, to, b.span);
       },

@@ -83,16 +83,16 @@ py_step run_orchestrate(nb::handle_t<item_table> table, const model_description&
                         std::int64_t tolerance_ppm, std::int64_t slack_ppm) {
   const auto& t = nb::cast<const item_table&>(table);
   orchestrate_options o;
-  o.strategy = strategy_arg(strategy);
+  o.strategy = strategy_arg(strategy, "orchestrate");
   o.threads = threads;
   o.llm.max_examples_per_rank = llm_max_examples_per_rank;
   o.llm.max_tokens_per_rank = llm_max_tokens_per_rank;
   array_in<index_t> groups;
   if (!llm_groups.is_none()) {
-    groups = to_array<index_t>(llm_groups, "llm_groups");
+    groups = to_array<index_t>(llm_groups, "orchestrate: llm_groups");
     o.llm.groups = groups.span;
   }
-  o.partition.algorithm = algorithm_arg(algorithm);
+  o.partition.algorithm = algorithm_arg(algorithm, "orchestrate");
   o.partition.work_budget = work_budget;
   o.partition.tolerance_ppm = tolerance_ppm;
   o.locality.slack_ppm = slack_ppm;

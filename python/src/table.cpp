@@ -24,19 +24,29 @@ namespace orch::python {
 
 namespace {
 
-/// A model's fields given as names or (name, chunk_length) pairs.
-std::vector<media_field> fields_arg(nb::handle fields) {
+/// A model's fields given as names or (name, chunk_length) pairs; errors name `where` and
+/// the item (ValueError for a tuple of another length, TypeError for anything else).
+std::vector<media_field> fields_arg(nb::handle fields, const char* where) {
   std::vector<media_field> out;
   for (nb::handle f : fields) {
     if (nb::isinstance<nb::str>(f)) {
       out.emplace_back(nb::cast<std::string>(f));
-    } else {
-      const auto t = nb::cast<nb::tuple>(f);
-      if (t.size() != 2) {
-        throw nb::value_error("fields: expected a name or a (name, chunk_length) pair");
-      }
-      out.emplace_back(nb::cast<std::string>(t[0]), nb::cast<length_t>(t[1]));
+      continue;
     }
+    const auto bad = [&] {
+      return std::string(where) + ": fields[" + std::to_string(out.size()) +
+             "]: expected a name or a (name, chunk_length) pair of (str, int64), got " +
+             describe(f);
+    };
+    if (nb::isinstance<nb::tuple>(f) && nb::len(f) != 2) {
+      throw nb::value_error(bad().c_str());
+    }
+    std::string name;
+    length_t chunk = 0;
+    if (!nb::isinstance<nb::tuple>(f) || !nb::try_cast(f[0], name) || !nb::try_cast(f[1], chunk)) {
+      throw nb::type_error(bad().c_str());
+    }
+    out.emplace_back(std::move(name), chunk);
   }
   return out;
 }
@@ -50,20 +60,34 @@ nb::list fields_out(const std::vector<media_field>& fields) {
 }
 
 /// Media of one example given as (field, length, text_position) triples; the names are held
-/// in `names` while the specs refer to them.
-std::vector<media_spec> media_arg(media_like media, std::vector<std::string>& names) {
+/// in `names` while the specs refer to them. Errors name `where` and the item (ValueError for a
+/// tuple of another length, TypeError for anything else).
+std::vector<media_spec> media_arg(media_like media, std::vector<std::string>& names,
+                                  const char* where) {
   std::vector<media_spec> specs;
   if (media.is_none()) {
     return specs;
   }
   std::vector<std::tuple<length_t, length_t>> numbers;
   for (nb::handle item : nb::handle(media)) {
-    const auto t = nb::cast<nb::tuple>(item);
-    if (t.size() != 3) {
-      throw nb::value_error("media: expected (field, length, text_position) triples");
+    const auto bad = [&] {
+      return std::string(where) + ": media[" + std::to_string(names.size()) +
+             "]: expected a (field, length, text_position) triple of (str, int64, int64), "
+             "got " +
+             describe(item);
+    };
+    if (nb::isinstance<nb::tuple>(item) && nb::len(item) != 3) {
+      throw nb::value_error(bad().c_str());
     }
-    names.push_back(nb::cast<std::string>(t[0]));
-    numbers.emplace_back(nb::cast<length_t>(t[1]), nb::cast<length_t>(t[2]));
+    std::string field;
+    length_t length = 0;
+    length_t position = 0;
+    if (!nb::isinstance<nb::tuple>(item) || !nb::try_cast(item[0], field) ||
+        !nb::try_cast(item[1], length) || !nb::try_cast(item[2], position)) {
+      throw nb::type_error(bad().c_str());
+    }
+    names.push_back(std::move(field));
+    numbers.emplace_back(length, position);
   }
   specs.reserve(names.size());
   for (std::size_t i = 0; i < names.size(); ++i) {
@@ -72,10 +96,16 @@ std::vector<media_spec> media_arg(media_like media, std::vector<std::string>& na
   return specs;
 }
 
-std::vector<std::string> names_arg(nb::handle names) {
+std::vector<std::string> names_arg(nb::handle names, const char* where) {
   std::vector<std::string> out;
   for (nb::handle n : names) {
-    out.push_back(nb::cast<std::string>(n));
+    std::string name;
+    if (!nb::try_cast(n, name)) {
+      throw nb::type_error((std::string(where) + ": field_names[" + std::to_string(out.size()) +
+                            "]: expected str, got " + describe(n))
+                               .c_str());
+    }
+    out.push_back(std::move(name));
   }
   return out;
 }
@@ -86,10 +116,12 @@ struct buffers_in {
   std::vector<std::span<const std::int64_t>> spans;
 };
 
-buffers_in buffers_arg(arrays_like buffers) {
+buffers_in buffers_arg(arrays_like buffers, const char* where) {
   buffers_in b;
   for (nb::handle x : nb::handle(buffers)) {
-    b.arrays.push_back(to_array<std::int64_t>(x, "buffers[r]"));
+    const std::string name =
+        std::string(where) + ": buffers[" + std::to_string(b.arrays.size()) + "]";
+    b.arrays.push_back(to_array<std::int64_t>(x, name.c_str()));
   }
   for (const auto& a : b.arrays) {
     b.spans.push_back(a.span);
@@ -110,10 +142,14 @@ void bind_table(nb::module_& m) {
           [](encoder_model* self, std::string name, fields_like fields, attention_cost cost,
              length_t output_divisor, length_t output_extra, length_t max_output_tokens,
              bytes_t input_bytes_per_unit, bytes_t feature_bytes_per_token) {
-            new (self)
-                encoder_model{std::move(name),      fields_arg(fields),     cost,
-                              output_divisor,       output_extra,           max_output_tokens,
-                              input_bytes_per_unit, feature_bytes_per_token};
+            new (self) encoder_model{std::move(name),
+                                     fields_arg(fields, "EncoderModel"),
+                                     cost,
+                                     output_divisor,
+                                     output_extra,
+                                     max_output_tokens,
+                                     input_bytes_per_unit,
+                                     feature_bytes_per_token};
           },
           nb::kw_only(), nb::arg("name"), nb::arg("fields"), nb::arg("cost") = attention_cost{},
           nb::arg("output_divisor") = 1, nb::arg("output_extra") = 0,
@@ -123,7 +159,7 @@ void bind_table(nb::module_& m) {
       .def_rw("name", &encoder_model::name)
       .def_prop_rw(
           "fields", [](const encoder_model& e) { return fields_out(e.fields); },
-          [](encoder_model& e, fields_like f) { e.fields = fields_arg(f); },
+          [](encoder_model& e, fields_like f) { e.fields = fields_arg(f, "EncoderModel.fields"); },
           "(name, chunk_length) pairs.")
       .def_rw("cost", &encoder_model::cost)
       .def_rw("output_divisor", &encoder_model::output_divisor)
@@ -190,14 +226,17 @@ void bind_table(nb::module_& m) {
           [](array_like owner, array_like local_index, array_like text_tokens,
              array_like media_example, array_like media_field, array_like media_length,
              array_like media_position, names_like field_names, const model_description* model) {
-            const auto o = to_array<rank_t>(owner, "owner");
-            const auto l = to_array<index_t>(local_index, "local_index");
-            const auto t = to_array<length_t>(text_tokens, "text_tokens");
-            const auto me = to_array<index_t>(media_example, "media_example");
-            const auto mf = to_array<std::int32_t>(media_field, "media_field");
-            const auto ml = to_array<length_t>(media_length, "media_length");
-            const auto mp = to_array<length_t>(media_position, "media_position");
-            const auto names = names_arg(field_names);
+            const auto o = to_array<rank_t>(owner, "ItemTable.from_arrays: owner");
+            const auto l = to_array<index_t>(local_index, "ItemTable.from_arrays: local_index");
+            const auto t = to_array<length_t>(text_tokens, "ItemTable.from_arrays: text_tokens");
+            const auto me =
+                to_array<index_t>(media_example, "ItemTable.from_arrays: media_example");
+            const auto mf =
+                to_array<std::int32_t>(media_field, "ItemTable.from_arrays: media_field");
+            const auto ml = to_array<length_t>(media_length, "ItemTable.from_arrays: media_length");
+            const auto mp =
+                to_array<length_t>(media_position, "ItemTable.from_arrays: media_position");
+            const auto names = names_arg(field_names, "ItemTable.from_arrays");
             const item_columns c{o.span, l.span, t.span, me.span, mf.span, ml.span, mp.span};
             nb::gil_scoped_release release;
             return model == nullptr ? item_table::from_columns(c, names)
@@ -215,7 +254,7 @@ void bind_table(nb::module_& m) {
           [](item_table& t, rank_t owner, index_t local_index, length_t text_tokens,
              media_like media) {
             std::vector<std::string> names;
-            const auto specs = media_arg(media, names);
+            const auto specs = media_arg(media, names, "ItemTable.add_example");
             return t.add_example(owner, local_index, text_tokens, specs);
           },
           nb::arg("owner"), nb::arg("local_index"), nb::arg("text_tokens"),
@@ -259,12 +298,16 @@ void bind_table(nb::module_& m) {
              array_like media_length, array_like media_position, names_like field_names) {
             // Built through item_table::from_columns's checks, then added example by example:
             // the batch's own add() validates as it would from Python.
-            const auto t = to_array<length_t>(text_tokens, "text_tokens");
-            const auto me = to_array<index_t>(media_example, "media_example");
-            const auto mf = to_array<std::int32_t>(media_field, "media_field");
-            const auto ml = to_array<length_t>(media_length, "media_length");
-            const auto mp = to_array<length_t>(media_position, "media_position");
-            const auto names = names_arg(field_names);
+            const auto t = to_array<length_t>(text_tokens, "LocalBatch.from_arrays: text_tokens");
+            const auto me =
+                to_array<index_t>(media_example, "LocalBatch.from_arrays: media_example");
+            const auto mf =
+                to_array<std::int32_t>(media_field, "LocalBatch.from_arrays: media_field");
+            const auto ml =
+                to_array<length_t>(media_length, "LocalBatch.from_arrays: media_length");
+            const auto mp =
+                to_array<length_t>(media_position, "LocalBatch.from_arrays: media_position");
+            const auto names = names_arg(field_names, "LocalBatch.from_arrays");
             nb::gil_scoped_release release;
             std::vector<rank_t> owner(t.span.size(), 0);
             std::vector<index_t> local(t.span.size());
@@ -293,7 +336,7 @@ void bind_table(nb::module_& m) {
           "add",
           [](local_batch& b, length_t text_tokens, media_like media) {
             std::vector<std::string> names;
-            const auto specs = media_arg(media, names);
+            const auto specs = media_arg(media, names, "LocalBatch.add");
             return b.add(text_tokens, specs);
           },
           nb::arg("text_tokens"), nb::arg("media").none() = nb::none(),
@@ -310,7 +353,7 @@ void bind_table(nb::module_& m) {
       .def_static(
           "checksum",
           [](array_like words) {
-            const auto w = to_array<std::int64_t>(words, "words");
+            const auto w = to_array<std::int64_t>(words, "LocalBatch.checksum: words");
             return local_batch::checksum(w.span);
           },
           nb::arg("words"), "The checksum word of a buffer whose other words are `words`.");
@@ -318,7 +361,7 @@ void bind_table(nb::module_& m) {
   m.def(
       "table_from_metadata",
       [](arrays_like buffers, const model_description* model) {
-        const auto b = buffers_arg(buffers);
+        const auto b = buffers_arg(buffers, "table_from_metadata");
         nb::gil_scoped_release release;
         auto t = new_table(model);
         append_metadata(t, std::span<const std::span<const std::int64_t>>(b.spans));
@@ -330,8 +373,9 @@ void bind_table(nb::module_& m) {
   m.def(
       "table_from_metadata_concatenated",
       [](array_like concatenated, array_like counts, const model_description* model) {
-        const auto w = to_array<std::int64_t>(concatenated, "concatenated");
-        const auto c = to_array<std::int64_t>(counts, "counts");
+        const auto w =
+            to_array<std::int64_t>(concatenated, "table_from_metadata_concatenated: concatenated");
+        const auto c = to_array<std::int64_t>(counts, "table_from_metadata_concatenated: counts");
         nb::gil_scoped_release release;
         auto t = new_table(model);
         append_metadata(t, w.span, c.span);
@@ -343,7 +387,7 @@ void bind_table(nb::module_& m) {
   m.def(
       "table_from_metadata_padded",
       [](array_like padded, rank_t ranks, const model_description* model) {
-        const auto w = to_array<std::int64_t>(padded, "padded");
+        const auto w = to_array<std::int64_t>(padded, "table_from_metadata_padded: padded");
         nb::gil_scoped_release release;
         auto t = new_table(model);
         append_metadata_padded(t, w.span, ranks);
@@ -354,7 +398,7 @@ void bind_table(nb::module_& m) {
   m.def(
       "append_metadata",
       [](item_table& table, arrays_like buffers) {
-        const auto b = buffers_arg(buffers);
+        const auto b = buffers_arg(buffers, "append_metadata");
         nb::gil_scoped_release release;
         append_metadata(table, std::span<const std::span<const std::int64_t>>(b.spans));
       },

@@ -277,7 +277,7 @@ def test_plan_mismatch_detected_on_every_rank(pool):
     for rank, out in enumerate(pool.values(job_mismatch)):
         assert f"{lo:#018x}" in out["perturbed"] and f"{hi:#018x}" in out["perturbed"], out
         assert f"{0:#018x}" in out["extremes"] and f"{2**64 - 1:#018x}" in out["extremes"]
-        assert out["step"] is not None and f"rank {rank} has" in out["step"]
+        assert out["step"] is not None and f"rank {rank} holds" in out["step"]
 
 
 # ------------------------------------------------------------- bad inputs

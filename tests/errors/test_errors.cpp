@@ -9,6 +9,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 
+#include "catalogue.hpp"
 #include "triggers.hpp"
 
 #include <orch/orch.hpp>
@@ -28,51 +29,12 @@
 
 namespace {
 
-struct documented {
-  std::string type; ///< invalid_argument, infeasible, overflow or a transport error
-  std::string pattern;
-};
+using orch_errors::documented;
+using orch_errors::type_of;
 
-/// The C++ rows of docs/errors.md: `| E-ID | type | `pattern` | ...`.
+/// The C++ rows of docs/errors.md: `| E-ID | type | `pattern` | ...` (catalogue.hpp).
 std::map<std::string, documented> catalogue() {
-  std::ifstream in(ORCH_ERRORS_DOC);
-  REQUIRE_MESSAGE(in.good(), "cannot read " << ORCH_ERRORS_DOC);
-  std::map<std::string, documented> out;
-  const std::regex row(
-      R"(^\| (E[0-9]+) \| (invalid_argument|infeasible|overflow|plan_mismatch_error|timeout_error|aborted_error) \| `([^`]+)` \|)");
-  for (std::string line; std::getline(in, line);) {
-    std::smatch m;
-    if (std::regex_search(line, m, row)) {
-      out[m[1]] = {m[2], m[3]};
-    } else {
-      // A C++ row the pattern above cannot read (a misspelt type) would go untested.
-      CHECK_MESSAGE(!std::regex_search(line, std::regex(R"(^\| E[0-9]+ \|)")),
-                    "unreadable catalogue row: " << line);
-    }
-  }
-  return out;
-}
-
-std::string type_of(const orch::error& e) {
-  if (dynamic_cast<const orch::invalid_argument*>(&e) != nullptr) {
-    return "invalid_argument";
-  }
-  if (dynamic_cast<const orch::infeasible*>(&e) != nullptr) {
-    return "infeasible";
-  }
-  if (dynamic_cast<const orch::overflow*>(&e) != nullptr) {
-    return "overflow";
-  }
-  if (dynamic_cast<const orch::transport::plan_mismatch_error*>(&e) != nullptr) {
-    return "plan_mismatch_error";
-  }
-  if (dynamic_cast<const orch::transport::timeout_error*>(&e) != nullptr) {
-    return "timeout_error";
-  }
-  if (dynamic_cast<const orch::transport::aborted_error*>(&e) != nullptr) {
-    return "aborted_error";
-  }
-  return "?";
+  return orch_errors::catalogue(ORCH_ERRORS_DOC);
 }
 
 using orch::cost_t;

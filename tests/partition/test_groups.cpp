@@ -362,7 +362,7 @@ TEST_CASE("groups: equal_counts with groups of equal size, rejected otherwise") 
   o.groups = uneven;
   CHECK_THROWS_WITH_AS((void)orch::partition(c, 6, o),
                        "partition: equal_counts needs groups of equal sizes (group 100 has 1 "
-                       "items, group 1 has 4)",
+                       "item, group 1 has 4 items)",
                        orch::invalid_argument);
 }
 
@@ -408,7 +408,7 @@ TEST_CASE("groups: bad input and infeasible groups are named") {
   o.max_items_per_bin = 3; // groups of 3, 1 and 1 items
   CHECK_THROWS_WITH_AS((void)orch::partition(c, 3, o),
                        "partition: max_items_per_bin with groups of unequal sizes cannot be "
-                       "combined with second_resource (group 7 has 3 items, group 9 has 1)",
+                       "combined with second_resource (group 7 has 3 items, group 9 has 1 item)",
                        orch::invalid_argument);
   o.second_resource = {};
   o.max_items_per_bin = 0;
@@ -453,7 +453,7 @@ TEST_CASE("groups: packings the greedy cannot find, and totals, are reported as 
   o.second_resource = mem;
   o.second_capacity = 5;
   CHECK_THROWS_WITH_AS((void)orch::partition(c, 3, o),
-                       doctest::Contains("partition: with 5 groups of 9 items, the items need 18 "
+                       doctest::Contains("partition: with 5 groups (9 items), the items need 18 "
                                          "of the second resource in total"),
                        orch::infeasible);
 }

@@ -117,7 +117,7 @@ struct metadata_view {
     if (bytes <= 0 || bytes / 8 > left() || (bytes + 7) / 8 > left()) {
       throw_invalid_argument(where, ": the buffer of rank ", rank, " gives field ", f,
                              " a name of ", bytes, " bytes with ", left(),
-                             " words left (names are 1 to 8 bytes per word)");
+                             " words left (a name has at least 1 byte, packed 8 per word)");
     }
     std::string name(static_cast<std::size_t>(bytes), '\0');
     for (std::int64_t k = 0; k < bytes; ++k) {
@@ -128,7 +128,7 @@ struct metadata_view {
     const auto last = static_cast<std::uint64_t>(word(at + name_words - 1));
     if (bytes % 8 != 0 && (last >> (8 * (bytes % 8))) != 0) {
       throw_invalid_argument(where, ": the buffer of rank ", rank, " has non-zero padding after ",
-                             "field name ", f);
+                             "the ", bytes, " bytes of field name ", f, " in its last word");
     }
     at += name_words;
     if (name == "text") {
@@ -140,7 +140,8 @@ struct metadata_view {
   std::vector<std::string_view> sorted(v.fields.begin(), v.fields.end());
   std::sort(sorted.begin(), sorted.end());
   if (const auto dup = std::adjacent_find(sorted.begin(), sorted.end()); dup != sorted.end()) {
-    throw_invalid_argument(where, ": the buffer of rank ", rank, " names two fields '", *dup, "'");
+    throw_invalid_argument(where, ": the buffer of rank ", rank, " names field '", *dup,
+                           "' twice (field names are distinct)");
   }
   // 2·examples + 3·media words must follow exactly; both counts are ≤ left() first, so the
   // sum cannot overflow.
@@ -193,8 +194,8 @@ struct metadata_view {
     }
   }
   if (m != media) {
-    throw_invalid_argument(where, ": rank ", rank, " examples hold ", m, " media items, the ",
-                           "buffer claims ", media);
+    throw_invalid_argument(where, ": the buffer of rank ", rank, " claims ", media,
+                           " media items but its examples hold ", m);
   }
   return v;
 }

@@ -135,7 +135,12 @@ checked_media(const item_table& table, const model_description& model, std::size
   const index_t example = table.media_examples()[m];
   const length_t length = table.media_lengths()[m];
   media_quantities q;
-  q.out = enc.output_tokens(length);
+  try {
+    q.out = enc.output_tokens(length);
+  } catch (const overflow& err) {
+    throw_overflow("orchestrate: ", describe_example(table, example), ", encoder '", enc.name,
+                   "': ", err.what());
+  }
   if (enc.max_output_tokens > 0 && q.out > enc.max_output_tokens) {
     throw_invalid_argument("orchestrate: ", describe_example(table, example), " has a '",
                            names[static_cast<std::size_t>(table.media_fields()[m])],

@@ -94,22 +94,61 @@ inline void check_options(const orchestrate_options& options) {
   }
 }
 
-/// options.llm.groups has one id per example (or none). Throws: orch::invalid_argument.
-inline void check_group_count(const llm_limits& lim, std::size_t examples) {
+/// options.llm.groups has one id per example (or none), each ≥ no_group (−1), whatever the
+/// strategy (so that none and the balanced strategies reject it alike, by orchestrate's option
+/// name rather than partition's). Throws: orch::invalid_argument naming the example.
+inline void check_group_count(const llm_limits& lim, std::size_t examples,
+                              const item_describer& describe) {
   if (!lim.groups.empty() && lim.groups.size() != examples) {
     throw_invalid_argument("orchestrate: options.llm.groups has ", lim.groups.size(),
                            " entries for ", examples, " examples (one group id per example)");
   }
+  for (std::size_t x = 0; x < lim.groups.size(); ++x) {
+    if (lim.groups[x] < no_group) {
+      throw_invalid_argument("orchestrate: options.llm.groups gives ", describe(x), " group id ",
+                             lim.groups[x], " (ids are ≥ 0, or −1 for an example alone)");
+    }
+  }
+}
+
+/// Partition cannot combine a per-bin item limit with a second resource when the groups
+/// differ in size: said up front by orchestrate's option names (max_examples_per_rank,
+/// max_tokens_per_rank, groups) rather than by partition's.
+/// Throws: orch::invalid_argument naming two groups (or lone examples) of different sizes.
+inline void check_group_sizes(const llm_limits& lim, const item_describer& describe) {
+  if (lim.groups.empty() || lim.max_examples_per_rank <= 0 || lim.max_tokens_per_rank <= 0) {
+    return;
+  }
+  const auto g = contract_groups(std::vector<cost_t>(lim.groups.size(), 0), lim.groups, {},
+                                 "orchestrate: options.llm.groups");
+  if (g.equal_sizes()) {
+    return;
+  }
+  const auto size_of = [&](std::size_t j) {
+    return g.id[j] == no_group ? message(describe(g.first_item[j]), " is alone")
+                               : message("group ", g.id[j], " has ", g.size[j],
+                                         g.size[j] == 1 ? " example" : " examples");
+  };
+  std::size_t j = 1;
+  while (g.size[j] == g.size[0]) {
+    ++j;
+  }
+  throw_invalid_argument("orchestrate: options.llm.max_examples_per_rank and max_tokens_per_rank "
+                         "cannot both be set with options.llm.groups of different sizes (",
+                         size_of(0), ", ", size_of(j),
+                         "); use groups of one size, or only one of the two limits");
 }
 
 /// Strategy none keeps every example on its owner: checks the owners against options.llm's
-/// limits and groups. Throws: orch::infeasible naming the rank (or the group and its
-/// examples) and the limit.
+/// limits and groups. Throws: orch::invalid_argument (as check_group_count),
+/// orch::infeasible naming the rank (or the group and its examples) and the limit.
 inline void check_owner_limits(std::span<const rank_t> owners, std::span<const length_t> tokens,
                                rank_t ranks, const llm_limits& lim,
                                const item_describer& describe = {}) {
-  const auto name = [&](std::size_t x) { return describe ? describe(x) : message("example ", x); };
-  check_group_count(lim, owners.size());
+  const item_describer name = [&](std::size_t x) {
+    return describe ? describe(x) : message("example ", x);
+  };
+  check_group_count(lim, owners.size(), name);
   if (!lim.groups.empty()) {
     // A group's examples must share an owner: the first owner seen per group id.
     const auto g = contract_groups(std::vector<cost_t>(owners.size(), 0), lim.groups, {},
@@ -129,11 +168,14 @@ inline void check_owner_limits(std::span<const rank_t> owners, std::span<const l
     }
   }
   std::vector<index_t> count(static_cast<std::size_t>(ranks), 0);
+  // A rank's tokens saturate at 2^63 - 1 (above any limit, and reported as "more than").
   std::vector<length_t> held(static_cast<std::size_t>(ranks), 0);
   for (std::size_t x = 0; x < owners.size(); ++x) {
     const auto r = static_cast<std::size_t>(owners[x]);
     ++count[r];
-    held[r] = checked_add(held[r], tokens[x], "orchestrate: LLM tokens of a rank");
+    if (__builtin_add_overflow(held[r], tokens[x], &held[r])) {
+      held[r] = max_cost;
+    }
   }
   for (std::size_t r = 0; r < count.size(); ++r) {
     if (lim.max_examples_per_rank > 0 && count[r] > lim.max_examples_per_rank) {
@@ -142,9 +184,10 @@ inline void check_owner_limits(std::span<const rank_t> owners, std::span<const l
                        lim.max_examples_per_rank);
     }
     if (lim.max_tokens_per_rank > 0 && held[r] > lim.max_tokens_per_rank) {
-      throw_infeasible("orchestrate: strategy none keeps examples on their owner, and rank ", r,
-                       " holds ", held[r], " LLM tokens, above options.llm.max_tokens_per_rank = ",
-                       lim.max_tokens_per_rank);
+      throw_infeasible(
+          "orchestrate: strategy none keeps examples on their owner, and rank ", r, " holds ",
+          held[r] == max_cost ? std::string("more than 2^63 - 1") : std::to_string(held[r]),
+          " LLM tokens, above options.llm.max_tokens_per_rank = ", lim.max_tokens_per_rank);
     }
   }
 }
@@ -154,7 +197,9 @@ inline void check_owner_limits(std::span<const rank_t> owners, std::span<const l
 /// (and llm_only) puts bin b on rank b, orch maps the bins to ranks with rearrange_bins (every
 /// bin whole, so the limits hold, placed node-wise to keep `stay` bytes local). Fills `ph` as
 /// balance_phase does.
-/// Throws: orch::infeasible naming the limit (and the example over it).
+/// Throws: orch::invalid_argument (options.llm.groups of another length or with an id below
+/// −1; both limits with groups of different sizes), orch::infeasible naming the limit (and
+/// the example over it).
 inline std::vector<rank_t> limited_llm_phase(phase_result& ph, std::span<const rank_t> owners,
                                              std::span<const bytes_t> stay,
                                              std::span<const length_t> tokens, const topology& topo,
@@ -163,7 +208,7 @@ inline std::vector<rank_t> limited_llm_phase(phase_result& ph, std::span<const r
   const llm_limits& lim = options.llm;
   const rank_t ranks = topo.ranks();
   static_cast<void>(phase_lower_bound(ph, ranks, describe));
-  check_group_count(lim, tokens.size());
+  check_group_count(lim, tokens.size(), describe);
   for (std::size_t x = 0; x < tokens.size() && lim.max_tokens_per_rank > 0; ++x) {
     if (tokens[x] > lim.max_tokens_per_rank) {
       throw_infeasible(
@@ -177,6 +222,7 @@ inline std::vector<rank_t> limited_llm_phase(phase_result& ph, std::span<const r
     throw_infeasible("orchestrate: ", examples, " examples do not fit ", ranks,
                      " ranks of options.llm.max_examples_per_rank = ", lim.max_examples_per_rank);
   }
+  check_group_sizes(lim, describe);
   partition_options po = options.partition;
   po.max_items_per_bin = lim.max_examples_per_rank;
   po.groups = lim.groups;

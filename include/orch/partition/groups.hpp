@@ -191,8 +191,9 @@ struct group_limits {
       std::find_if(g.size.begin(), g.size.end(), [&](index_t s) { return s != g.size.front(); });
   const auto unequal = [&] {
     const auto j = static_cast<std::size_t>(other - g.size.begin());
-    return message(" (", g.name(0), " has ", g.size.front(), " items, ", g.name(j), " has ",
-                   g.size[j], ")");
+    return message(" (", g.name(0), " has ", g.size.front(),
+                   g.size.front() == 1 ? " item, " : " items, ", g.name(j), " has ", g.size[j],
+                   g.size[j] == 1 ? " item)" : " items)");
   };
   if (!g.resource.empty() && second_capacity > 0) {
     const auto heavy = std::max_element(g.resource.begin(), g.resource.end());

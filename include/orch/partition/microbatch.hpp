@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace orch {
@@ -126,8 +127,11 @@ inline void check_tokens(std::span<const cost_t> tokens, cost_t cap, const char*
   try {
     return partition(costs, static_cast<rank_t>(m), po);
   } catch (const infeasible& e) {
+    // The inner message without its "partition: " prefix: the caller called split_microbatches.
+    std::string why = e.what();
+    why.erase(0, why.rfind("partition: ", 0) == 0 ? 11 : 0);
     throw_infeasible("split_microbatches: ", m, " micro-batches of at most ", cap,
-                     " tokens: ", e.what());
+                     " tokens: ", why);
   }
 }
 

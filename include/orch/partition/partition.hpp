@@ -236,22 +236,27 @@ struct incumbent {
   return improve(costs, bins, bin_of, rules, bound, tb, meter, plan, base + "+ls", order);
 }
 
+/// Item indices are 32-bit inside the algorithms; checked before any pass over the items.
+inline void check_item_count(std::size_t n) {
+  if (n >= (std::size_t{1} << 32)) {
+    throw_invalid_argument("partition: at most 2^32 − 1 items, got ", n);
+  }
+}
+
 /// orch::partition without groups (options.groups is ignored).
 [[nodiscard]] inline partition_result
 partition_ungrouped(std::span<const cost_t> costs, rank_t bins, const partition_options& options) {
   check_bins(bins, "partition");
+  check_item_count(costs.size());
   const cost_t total = total_cost(costs, "partition");
   if (static_cast<std::uint8_t>(options.algorithm) >
       static_cast<std::uint8_t>(partition_algorithm::exact)) {
-    throw_invalid_argument("partition: unknown algorithm value ",
-                           static_cast<int>(options.algorithm),
-                           " (auto, lpt, lpt+ls, kk, multifit, subset_sum, exact)");
+    throw_invalid_argument(
+        "partition: unknown algorithm value ", static_cast<int>(options.algorithm),
+        " (expected 0 to 6: auto, lpt, lpt+ls, kk, multifit, subset_sum, exact)");
   }
   if (options.work_budget < 0) {
     throw_invalid_argument("partition: work_budget must be ≥ 0, got ", options.work_budget);
-  }
-  if (costs.size() >= (std::size_t{1} << 32)) {
-    throw_invalid_argument("partition: at most 2^32 − 1 items, got ", costs.size());
   }
   const bin_constraints constraints{options.max_items_per_bin, options.equal_counts,
                                     options.second_resource, options.second_capacity};
@@ -270,6 +275,7 @@ partition_ungrouped(std::span<const cost_t> costs, rank_t bins, const partition_
 [[nodiscard]] inline partition_result grouped_partition(std::span<const cost_t> costs, rank_t bins,
                                                         const partition_options& options) {
   check_bins(bins, "partition");
+  check_item_count(costs.size());
   static_cast<void>(total_cost(costs, "partition"));
   const auto g = contract_groups(costs, options.groups, options.second_resource, "partition");
   const auto limits = limits_for_groups(g, bins, options.max_items_per_bin, options.equal_counts,
@@ -290,7 +296,7 @@ partition_ungrouped(std::span<const cost_t> costs, rank_t bins, const partition_
     if (limits.count_resource.empty()) {
       std::string why = e.what();
       why.erase(0, why.rfind("partition: ", 0) == 0 ? 11 : 0);
-      throw_infeasible("partition: with ", g.count(), " groups of ", costs.size(), " items, ", why);
+      throw_infeasible("partition: with ", g.count(), " groups (", costs.size(), " items), ", why);
     }
     throw_infeasible("partition: no assignment of ", g.count(), " groups (", costs.size(),
                      " items) to ", bins,

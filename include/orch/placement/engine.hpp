@@ -172,6 +172,17 @@ struct placement_candidate {
   return out;
 }
 
+/// Every reference bin in [0, ranks): one bin per rank.
+inline void check_reference_bins(std::span<const rank_t> reference_bin_of, rank_t ranks,
+                                 const char* where) {
+  for (std::size_t i = 0; i < reference_bin_of.size(); ++i) {
+    if (reference_bin_of[i] < 0 || reference_bin_of[i] >= ranks) {
+      throw_invalid_argument(where, ": item ", i, " has reference bin ", reference_bin_of[i],
+                             " outside [0, ", ranks, ") (one bin per rank)");
+    }
+  }
+}
+
 /// The cascade against reference bins at `target` (validated bins): the heuristics, then the
 /// reference mapped by rearrange_bins when that could send fewer bytes across nodes (a cheap
 /// bound decides whether it is solved). Fills rank_of, loads, moved and method of `out`.
@@ -208,6 +219,79 @@ inline void place_against_reference(std::span<const cost_t> costs,
 
 } // namespace detail
 
+namespace detail {
+
+/// place, naming `where` in its messages (locality_balance passes its own name).
+[[nodiscard]] inline locality_result place_named(std::span<const cost_t> costs,
+                                                 std::span<const rank_t> current_rank,
+                                                 std::span<const bytes_t> item_bytes,
+                                                 const topology& topo, const place_options& options,
+                                                 const char* where) {
+  detail::check_balance_input(costs, current_rank, item_bytes, topo, where);
+  if (options.slack_ppm < 0) {
+    throw_invalid_argument(where, ": negative slack_ppm ", options.slack_ppm);
+  }
+  if (options.threads < 1) {
+    throw_invalid_argument(where, ": threads must be at least 1, got ", options.threads);
+  }
+  const rank_t k = topo.ranks();
+  locality_result out;
+  const cost_t bound = lower_bound(costs, k);
+  // bound and slack_ppm are below 2^63, so their product fits 128 bits; the slack may not fit.
+  const detail::int128 wide_slack = detail::int128{bound} * options.slack_ppm / 1'000'000;
+  if (wide_slack > detail::int128{max_cost}) {
+    throw_overflow(where, ": slack_ppm = ", options.slack_ppm, " of the lower bound ", bound,
+                   " is a slack past 2^63 - 1");
+  }
+  const auto slack = static_cast<cost_t>(wide_slack);
+  out.lower_bound = bound;
+  cost_t proven_max = -1; // a largest load the fallback partition proved optimal
+  const auto finish = [&] {
+    if (options.measure) {
+      out.inter_node_lower_bound =
+          detail::node_shed_lower_bound(costs, current_rank, item_bytes, topo, out.target);
+    }
+    out.max_load = *std::max_element(out.loads.begin(), out.loads.end()); // k ≥ 1 loads
+    out.proven_optimal = out.max_load == out.lower_bound || out.max_load == proven_max;
+    return std::move(out);
+  };
+  if (!options.reference_bin_of.empty() || costs.empty()) {
+    if (options.reference_bin_of.size() != costs.size()) {
+      throw_invalid_argument(where, ": ", costs.size(), " items but ",
+                             options.reference_bin_of.size(), " reference bins");
+    }
+    detail::check_reference_bins(options.reference_bin_of, k, where);
+    const auto ref_loads = detail::loads_of(costs, options.reference_bin_of, k); // Σ c checked
+    out.reference_max_load = *std::max_element(ref_loads.begin(), ref_loads.end());
+    out.target = detail::checked_add(out.reference_max_load, slack, where);
+    detail::place_against_reference(costs, current_rank, item_bytes, topo, options.reference_bin_of,
+                                    out.target, options.threads, out);
+    return finish();
+  }
+  out.target = detail::checked_add(bound, slack, where);
+  auto found = detail::run_heuristics(costs, current_rank, item_bytes, topo, out.target,
+                                      options.threads, options.measure);
+  if (found.found) {
+    out.rank_of = std::move(found.rank_of);
+    out.loads = std::move(found.loads);
+    out.moved = found.moved;
+    out.method = found.method;
+    return finish();
+  }
+  // The heuristics cannot reach the lower bound's target: a balancer's bins set a target
+  // that is reachable (its own loads) and the cascade runs once more against them.
+  const auto p = partition(costs, k, options.partition);
+  out.lower_bound = std::max(bound, p.lower_bound);
+  out.reference_max_load = p.max_load;
+  proven_max = p.proven_optimal ? p.max_load : -1;
+  out.target = detail::checked_add(p.max_load, slack, where);
+  detail::place_against_reference(costs, current_rank, item_bytes, topo, p.bin_of, out.target,
+                                  options.threads, out);
+  return finish();
+}
+
+} // namespace detail
+
 /// The placement engine. Places items of cost `costs[i]`, currently on rank
 /// `current_rank[i]`, with `item_bytes[i]` bytes, so that every rank's load is at most the
 /// target and, within that, the fewest bytes leave their node, then their rank. The cascade:
@@ -237,61 +321,7 @@ inline void place_against_reference(std::span<const cost_t> costs,
                                            std::span<const bytes_t> item_bytes,
                                            const topology& topo,
                                            const place_options& options = {}) {
-  const char* where = "place";
-  detail::check_balance_input(costs, current_rank, item_bytes, topo, where);
-  if (options.slack_ppm < 0) {
-    throw_invalid_argument(where, ": negative slack_ppm ", options.slack_ppm);
-  }
-  if (options.threads < 1) {
-    throw_invalid_argument(where, ": threads must be at least 1, got ", options.threads);
-  }
-  const rank_t k = topo.ranks();
-  locality_result out;
-  const cost_t bound = lower_bound(costs, k);
-  const auto slack = static_cast<cost_t>(detail::int128{bound} * options.slack_ppm / 1'000'000);
-  out.lower_bound = bound;
-  cost_t proven_max = -1; // a largest load the fallback partition proved optimal
-  const auto finish = [&] {
-    if (options.measure) {
-      out.inter_node_lower_bound =
-          detail::node_shed_lower_bound(costs, current_rank, item_bytes, topo, out.target);
-    }
-    out.max_load = *std::max_element(out.loads.begin(), out.loads.end()); // k ≥ 1 loads
-    out.proven_optimal = out.max_load == out.lower_bound || out.max_load == proven_max;
-    return std::move(out);
-  };
-  if (!options.reference_bin_of.empty() || costs.empty()) {
-    if (options.reference_bin_of.size() != costs.size()) {
-      throw_invalid_argument(where, ": ", costs.size(), " items but ",
-                             options.reference_bin_of.size(), " reference bins");
-    }
-    const auto ref_loads = bin_loads(costs, options.reference_bin_of, k); // validates the bins
-    out.reference_max_load = *std::max_element(ref_loads.begin(), ref_loads.end());
-    out.target = detail::checked_add(out.reference_max_load, slack, where);
-    detail::place_against_reference(costs, current_rank, item_bytes, topo, options.reference_bin_of,
-                                    out.target, options.threads, out);
-    return finish();
-  }
-  out.target = detail::checked_add(bound, slack, where);
-  auto found = detail::run_heuristics(costs, current_rank, item_bytes, topo, out.target,
-                                      options.threads, options.measure);
-  if (found.found) {
-    out.rank_of = std::move(found.rank_of);
-    out.loads = std::move(found.loads);
-    out.moved = found.moved;
-    out.method = found.method;
-    return finish();
-  }
-  // The heuristics cannot reach the lower bound's target: a balancer's bins set a target
-  // that is reachable (its own loads) and the cascade runs once more against them.
-  const auto p = partition(costs, k, options.partition);
-  out.lower_bound = std::max(bound, p.lower_bound);
-  out.reference_max_load = p.max_load;
-  proven_max = p.proven_optimal ? p.max_load : -1;
-  out.target = detail::checked_add(p.max_load, slack, where);
-  detail::place_against_reference(costs, current_rank, item_bytes, topo, p.bin_of, out.target,
-                                  options.threads, out);
-  return finish();
+  return detail::place_named(costs, current_rank, item_bytes, topo, options, "place");
 }
 
 /// Locality-aware balancing against a reference partition: place() with `reference_bin_of`
@@ -313,10 +343,11 @@ locality_balance(std::span<const cost_t> costs, std::span<const rank_t> current_
   if (options.slack_ppm < 0) {
     throw_invalid_argument(where, ": negative slack_ppm ", options.slack_ppm);
   }
+  detail::check_reference_bins(reference_bin_of, topo.ranks(), where);
   place_options po;
   po.slack_ppm = options.slack_ppm;
   po.reference_bin_of = reference_bin_of;
-  return place(costs, current_rank, item_bytes, topo, po);
+  return detail::place_named(costs, current_rank, item_bytes, topo, po, where);
 }
 
 /// locality_balance with orch::partition (default options) as the reference partition.

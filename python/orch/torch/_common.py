@@ -11,15 +11,17 @@ import torch
 import torch.distributed as dist
 
 
-def rank_and_size(group) -> tuple[int, int]:
-    """This process's rank in `group` (None: the default group) and the group's size."""
+def rank_and_size(group, what: str) -> tuple[int, int]:
+    """This process's rank in `group` (None: the default group) and the group's size; errors
+    start with `what`, the public function that was called."""
     if not dist.is_available() or not dist.is_initialized():
-        raise RuntimeError("orch.torch: torch.distributed is not initialised "
-                           "(call torch.distributed.init_process_group first)")
+        raise RuntimeError(f"{what}: torch.distributed is not initialised "
+                           f"(call torch.distributed.init_process_group first)")
     size = dist.get_world_size(group)
     rank = dist.get_rank(group)
     if rank < 0:
-        raise ValueError("orch.torch: this process is not a member of the group it was given")
+        raise ValueError(f"{what}: this process (default-group rank {dist.get_rank()}) is not a "
+                         f"member of the group it was given")
     return rank, size
 
 

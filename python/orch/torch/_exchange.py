@@ -257,7 +257,7 @@ def exchange(x: torch.Tensor, plan, group=None, *, check: bool = False,
     require grad — without it that rank skips the backward exchange and the others wait for
     it), requires_grad=False keeps the exchange out of autograd on every rank.
     """
-    rank, size = rank_and_size(group)
+    rank, size = rank_and_size(group, "exchange")
     if size != int(plan.ranks):
         raise ValueError(f"exchange: the plan is over {int(plan.ranks)} ranks but the group "
                          f"has {size} (rank {rank})")
@@ -321,7 +321,7 @@ def exchange_nodewise(x: torch.Tensor, plan, topo, inter_group, intra_group, gro
     not this rank's rail / node, or a schedule whose stage 1 leaves a rail (nodes of
     different sizes).
     """
-    rank, size = rank_and_size(group)
+    rank, size = rank_and_size(group, "exchange_nodewise")
     if size != int(plan.ranks) or size != int(topo.ranks):
         raise ValueError(f"exchange_nodewise: the plan is over {int(plan.ranks)} ranks and the "
                          f"topology over {int(topo.ranks)}, but the group has {size} "
@@ -342,7 +342,7 @@ def nodewise_groups(topo, group=None):
     rank's (inter_group, intra_group). Every rank of `group` must call it, in the same order
     relative to its other new_group calls: it calls torch.distributed.new_group once per
     local index (the ranks with that index on every node), then once per node."""
-    rank, size = rank_and_size(group)
+    rank, size = rank_and_size(group, "nodewise_groups")
     if size != int(topo.ranks):
         raise ValueError(f"nodewise_groups: topology of {int(topo.ranks)} ranks for a group of "
                          f"{size} ranks")

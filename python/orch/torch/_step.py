@@ -44,7 +44,7 @@ def check_plan_hash(h, group=None, *, timeout_s: float | None = 60.0) -> int:
                         f"{type(h).__name__}") from None
     if not 0 <= h < _TWO64:
         raise ValueError(f"check_plan_hash: hash {h} is outside [0, 2**64)")
-    rank, size = rank_and_size(group)
+    rank, size = rank_and_size(group, "check_plan_hash")
     s = _signed(h)
     t = torch.tensor([s, ~s], dtype=torch.int64, device=collective_device(group))
     wait(dist.all_reduce(t, op=dist.ReduceOp.MAX, group=group, async_op=True), timeout_s,
@@ -53,17 +53,17 @@ def check_plan_hash(h, group=None, *, timeout_s: float | None = 60.0) -> int:
     lo = ~lo
     if hi != lo:
         raise PlanMismatchError(
-            f"plan hashes differ across the {size} ranks of the group: "
-            f"{_unsigned(lo):#018x} and {_unsigned(hi):#018x} (smallest and largest as int64; "
-            f"rank {rank} has {h:#018x}); every rank must plan from the same metadata, model, "
-            f"topology and options")
+            f"check_plan_hash: rank {rank} holds plan hash {h:#018x} but the {size} ranks' "
+            f"hashes range from {_unsigned(lo):#018x} to {_unsigned(hi):#018x} (smallest and "
+            f"largest as int64): the ranks built different plans (every rank must plan from "
+            f"the same metadata, model, topology and options); no payload was moved")
     return h
 
 
 def _gather_metadata(words: np.ndarray | None, error: str | None, group, timeout_s):
     """Two all_gathers of int64 tensors (the sizes, then the buffers padded to the largest).
     A rank whose batch could not be serialised sends size -1, so every rank raises."""
-    rank, size = rank_and_size(group)
+    rank, size = rank_and_size(group, "plan_step")
     dev = collective_device(group)
     n = -1 if words is None else int(words.size)
     sizes = torch.empty(size, dtype=torch.int64, device=dev)
@@ -103,7 +103,7 @@ def plan_step(batch, model, topo, group=None, strategy="orch", timeout_s: float 
     PlanMismatchError on every rank when the plans differ, TimeoutError when a rank does not
     join within `timeout_s` seconds.
     """
-    rank, size = rank_and_size(group)
+    rank, size = rank_and_size(group, "plan_step")
     if int(topo.ranks) != size:
         raise ValueError(f"plan_step: topology of {int(topo.ranks)} ranks for a group of "
                          f"{size} ranks (rank {rank})")
