@@ -3,6 +3,7 @@
 // the overflows of a step's quantities), of the metadata decoder (field names, counts) and of
 // the transport core's route and transfer checks: docs/errors.md E314–E330, E626–E631,
 // E823–E827. Also media_chunks' accessors on a step with nothing cut (E312 / E313's messages).
+#include "fixtures.hpp"
 #include "triggers.hpp"
 
 #include <orch/orch.hpp>
@@ -18,32 +19,18 @@
 
 namespace {
 
+using orch_errors::append_one;
+using orch_errors::image_batch;
+using orch_errors::resealed;
+using orch_errors::two_ranks_table;
+using orch_errors::vision_model;
+
 using orch::cost_t;
 using orch::index_t;
 using orch::length_t;
 using orch::rank_t;
 
 constexpr std::int64_t max64 = std::numeric_limits<std::int64_t>::max();
-
-orch::model_description vision_model() {
-  orch::model_description m;
-  orch::encoder_model v;
-  v.name = "vision";
-  v.fields = {"image"};
-  v.output_divisor = 4;
-  v.feature_bytes_per_token = 2;
-  m.encoders = {v};
-  return m;
-}
-
-/// Example 0 on rank 0 with a 16-unit image, example 1 on rank 1 (text 10 and 20).
-orch::item_table two_ranks_table() {
-  orch::item_table t;
-  const orch::media_spec img{"image", 16, 0};
-  t.add_example(0, 0, 10, std::span(&img, 1));
-  t.add_example(1, 0, 20);
-  return t;
-}
 
 /// Examples of rank 0 only, one per text length, without media.
 orch::item_table rank0_table(const std::vector<length_t>& text) {
@@ -78,22 +65,6 @@ std::int64_t packed(std::string_view name) {
   return static_cast<std::int64_t>(w);
 }
 
-/// A batch of one example: 5 text tokens, then a 16-unit image at position 0. Its buffer:
-/// 7 header words, the field name (byte count 5, one word), then text [9], media count [10],
-/// field [11], length [12], position [13] and the checksum [14].
-orch::local_batch image_batch() {
-  orch::local_batch batch;
-  const orch::media_spec img{"image", 16, 0};
-  batch.add(5, std::span(&img, 1));
-  return batch;
-}
-
-/// `b` with its checksum recomputed: an edit the checksum cannot catch, for the checks after it.
-std::vector<std::int64_t> resealed(std::vector<std::int64_t> b) {
-  b.back() = orch::local_batch::checksum(std::span<const std::int64_t>(b).first(b.size() - 1));
-  return b;
-}
-
 /// An empty batch's buffer (header and checksum) with `fields` field names claimed and
 /// `names` words inserted before the checksum, resealed.
 std::vector<std::int64_t> empty_with_fields(std::int64_t fields,
@@ -103,13 +74,6 @@ std::vector<std::int64_t> empty_with_fields(std::int64_t fields,
   b[2] = static_cast<std::int64_t>(b.size());
   b[6] = fields;
   return resealed(b);
-}
-
-/// append_metadata of one rank's buffer into an empty table.
-void append_one(const std::vector<std::int64_t>& b) {
-  const std::vector<std::vector<std::int64_t>> buffers{b};
-  orch::item_table t;
-  orch::append_metadata(t, std::span<const std::vector<std::int64_t>>(buffers));
 }
 
 // ---- transport views
