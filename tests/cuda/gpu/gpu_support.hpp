@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Helpers of the gpu tests: device copies of host byte buffers and back, with synchronous
-// checked copies (tests only; the library itself never synchronises implicitly).
+// checked copies (tests only; the library itself never synchronises implicitly), and a stream
+// held back by the host.
 #pragma once
 
 #include <orch/cuda/device_buffer.hpp>
@@ -10,9 +11,12 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <thread>
 #include <vector>
 
 namespace orch::test {
@@ -57,6 +61,35 @@ private:
   cuda::device_buffer buffer_;
   bytes_t shift_;
   bytes_t size_;
+};
+
+// Blocks a stream until release(): a host function that waits on a flag (the stream cannot
+// pass it), standing in for a peer that never joins.
+class stream_blocker {
+public:
+  explicit stream_blocker(cudaStream_t stream) {
+    ORCH_CUDA_CHECK(cudaLaunchHostFunc(stream, &stream_blocker::hold, this));
+  }
+  ~stream_blocker() { // the host function must be done with *this before it goes
+    release();
+    while (!finished_.load()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  stream_blocker(const stream_blocker&) = delete;
+  stream_blocker& operator=(const stream_blocker&) = delete;
+  void release() { open_.store(true); }
+
+private:
+  static void hold(void* self) {
+    auto* b = static_cast<stream_blocker*>(self);
+    while (!b->open_.load()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    b->finished_.store(true); // last access to *b
+  }
+  std::atomic<bool> open_{false};
+  std::atomic<bool> finished_{false};
 };
 
 } // namespace orch::test

@@ -75,35 +75,6 @@ oc::communicator_options test_options(bool self_through_nccl, oc::copy_engine en
   return o;
 }
 
-// Blocks a stream until release(): a host function that waits on a flag (the stream cannot
-// pass it), standing in for a peer that never joins.
-class stream_blocker {
-public:
-  explicit stream_blocker(cudaStream_t stream) {
-    ORCH_CUDA_CHECK(cudaLaunchHostFunc(stream, &stream_blocker::hold, this));
-  }
-  ~stream_blocker() { // the host function must be done with *this before it goes
-    release();
-    while (!finished_.load()) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-  }
-  stream_blocker(const stream_blocker&) = delete;
-  stream_blocker& operator=(const stream_blocker&) = delete;
-  void release() { open_.store(true); }
-
-private:
-  static void hold(void* self) {
-    auto* b = static_cast<stream_blocker*>(self);
-    while (!b->open_.load()) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    b->finished_.store(true); // last access to *b
-  }
-  std::atomic<bool> open_{false};
-  std::atomic<bool> finished_{false};
-};
-
 int current_device() {
   int device = 0;
   ORCH_CUDA_CHECK(cudaGetDevice(&device));
@@ -226,7 +197,7 @@ TEST_CASE("gpu communicator: waits on a hung stream end with timeout_error and a
     const auto src = orch::test::make_source(large);
     const orch::test::device_bytes d_src(src[0], 0);
     const orch::test::device_bytes d_dst(large.destination_bytes(0), 0);
-    stream_blocker blocker(stream);
+    orch::test::stream_blocker blocker(stream);
     const auto t0 = std::chrono::steady_clock::now();
     CHECK_THROWS_AS(comm.exchange(large, d_src.pointer(), d_dst.pointer(), stream),
                     oc::timeout_error);
@@ -244,7 +215,7 @@ TEST_CASE("gpu communicator: waits on a hung stream end with timeout_error and a
     const auto src = orch::test::make_source(small);
     const orch::test::device_bytes d_src(src[0], 0);
     const orch::test::device_bytes d_dst(small.destination_bytes(0), 0);
-    stream_blocker blocker(stream);
+    orch::test::stream_blocker blocker(stream);
     // Queue an exchange behind the blocker, then ask for more workspace: reserve waits for it.
     comm.exchange(small, d_src.pointer(), d_dst.pointer(), stream);
     CHECK_THROWS_AS(comm.reserve(bytes_t{64} << 20), oc::timeout_error);
@@ -253,7 +224,7 @@ TEST_CASE("gpu communicator: waits on a hung stream end with timeout_error and a
   }
   SUBCASE("synchronize()") {
     oc::communicator comm(oc::nccl_comm::single(current_device()), options);
-    stream_blocker blocker(stream);
+    orch::test::stream_blocker blocker(stream);
     CHECK_THROWS_AS(comm.synchronize(stream), oc::timeout_error);
     CHECK(comm.get() == nullptr);
     blocker.release();

@@ -2,6 +2,7 @@
 // The CUDA module's rows of the error catalogue that need a device (gpu_error_ids.hpp): each
 // raised on one GPU with its documented type and pattern (docs/errors.md, E12xx).
 #include "gpu_error_ids.hpp"
+#include "gpu_support.hpp"
 
 #include <orch/cuda/communicator.hpp>
 #include <orch/cuda/device_plan.hpp>
@@ -75,33 +76,6 @@ private:
   cudaStream_t stream_ = nullptr;
 };
 
-// Holds a stream until it goes: a host function that waits on a flag.
-class stream_blocker {
-public:
-  explicit stream_blocker(cudaStream_t stream) {
-    ORCH_CUDA_CHECK(cudaLaunchHostFunc(stream, &stream_blocker::hold, this));
-  }
-  ~stream_blocker() { // the host function must be done with *this before it goes
-    open_.store(true);
-    while (!finished_.load()) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-  }
-  stream_blocker(const stream_blocker&) = delete;
-  stream_blocker& operator=(const stream_blocker&) = delete;
-
-private:
-  static void hold(void* self) {
-    auto* b = static_cast<stream_blocker*>(self);
-    while (!b->open_.load()) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    b->finished_.store(true); // last access to *b
-  }
-  std::atomic<bool> open_{false};
-  std::atomic<bool> finished_{false};
-};
-
 const orch_errors::trigger_table& gpu_triggers() {
   static const orch_errors::trigger_table table{
       {"E1217",
@@ -151,7 +125,7 @@ const orch_errors::trigger_table& gpu_triggers() {
        [] {
          const owned_stream s;
          auto comm = single(std::chrono::milliseconds(100));
-         const stream_blocker blocker(s.get());
+         const orch::test::stream_blocker blocker(s.get());
          comm.synchronize(s.get()); // the stream cannot pass the blocker
        }},
       {"E1224",
