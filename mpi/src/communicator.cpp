@@ -428,18 +428,29 @@ std::vector<std::int64_t> communicator::all_gather(std::span<const std::int64_t>
                               ": this communicator was moved from; use the one it was moved into"));
   }
   s_->watch.check_usable(where);
-  if (words.size() > static_cast<std::size_t>(INT_MAX)) {
-    throw_invalid_argument(where, ": rank ", rank_, " contributes ", words.size(),
-                           " words, above MPI's int count limit of ", INT_MAX, " words");
-  }
+  // A count above MPI's int limit travels as -1 through the count all-gather, so that every
+  // rank learns of it and throws together: thrown before the collective, the peers would wait
+  // in it until their timeout.
+  const bool too_many = words.size() > static_cast<std::size_t>(INT_MAX);
   const auto k = static_cast<std::size_t>(size_);
   auto sizes = std::make_shared<std::vector<int>>(k + 1, 0);
-  (*sizes)[k] = static_cast<int>(words.size()); // this rank's own count, sent from the tail
+  (*sizes)[k] = too_many ? -1 : static_cast<int>(words.size()); // own count, sent from the tail
   std::vector<MPI_Request> req(1, MPI_REQUEST_NULL);
   ORCH_MPI_CHECK(MPI_Iallgather(sizes->data() + k, 1, MPI_INT, sizes->data(), 1, MPI_INT, s_->comm,
                                 req.data()),
                  rank_);
   s_->wait_all(req, true, where, sizes);
+  if (too_many) {
+    throw_invalid_argument(where, ": rank ", rank_, " contributes ", words.size(),
+                           " words, above MPI's int count limit of ", INT_MAX, " words");
+  }
+  for (std::size_t r = 0; r < k; ++r) {
+    if ((*sizes)[r] < 0) {
+      throw_invalid_argument(where, ": rank ", r, " contributes more than ", INT_MAX,
+                             " words, above MPI's int count limit of ", INT_MAX,
+                             " words (seen by rank ", rank_, "; nothing was gathered)");
+    }
+  }
   std::vector<int> displs(k, 0);
   counts.assign(k, 0);
   std::int64_t total = 0;

@@ -159,9 +159,12 @@ const orch_errors::trigger_table& mpi_triggers() {
        }},
       {"E1104",
        [] {
-         // One word over the limit on every rank (rejected before the collective).
-         const reserved_bytes words((std::size_t{INT_MAX} + 1) * sizeof(std::int64_t));
+         // One word over the limit on rank 0 only, one word elsewhere: every rank must throw
+         // this row's error (rank 0 naming its count, the others rank 0), none time out.
          auto comm = world();
+         const reserved_bytes words(comm.rank() == 0
+                                        ? (std::size_t{INT_MAX} + 1) * sizeof(std::int64_t)
+                                        : sizeof(std::int64_t));
          std::vector<std::int64_t> counts;
          static_cast<void>(comm.all_gather(words.words(), counts));
        }},

@@ -95,7 +95,8 @@ public:
   [[nodiscard]] item_table gather_metadata(const local_batch& batch);
   /// The raw all-gather of int64 words: every rank's `words`, rank 0's first, and each rank's
   /// word count into `counts` (resized to size()). Collective. Throws: as above, and
-  /// orch::invalid_argument (a count above 2^31 - 1 words).
+  /// orch::invalid_argument on every rank when any rank's count is above 2^31 - 1 words (the
+  /// counts are gathered first, so no rank waits for one that rejected its own buffer).
   [[nodiscard]] std::vector<std::int64_t> all_gather(std::span<const std::int64_t> words,
                                                      std::vector<std::int64_t>& counts);
 
