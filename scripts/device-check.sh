@@ -246,7 +246,7 @@ if [ -f "$logs/bench.log" ]; then cat "$logs/bench.log"; fi
 # orch.torch.exchange against a bare all_to_all_single (target ≤ 1.3× bare + copies).
 pyenv="$build/python-venv"
 install_cmd=(bash -c "python3 -m venv --system-site-packages '$pyenv' && CMAKE_BUILD_PARALLEL_LEVEL=$jobs '$pyenv/bin/python' -m pip install -q --no-build-isolation --no-deps '$root'")
-torch_cmd=("$pyenv/bin/python" "$root/bench/python/bench_exchange.py" --backend nccl --ranks 1 --sizes-mib "1,4,16,64" --iters 9)
+torch_cmd=("$pyenv/bin/python" "$root/bench/python/bench_exchange.py" --backend nccl --ranks 1 --sizes-mib "1,4,16,64" --iters 13)
 if [ "$mode" = dry ]; then
   gpu_step python_install python-install.log 120 "${install_cmd[@]}"
   gpu_step torch_nccl torch-nccl.log 60 "${torch_cmd[@]}"

@@ -12,14 +12,17 @@ in one run as
   pack       index_select of the send rows into a preallocated buffer
   unpack     index_select of the received rows into a preallocated buffer
   backward   torch.autograd.grad through exchange (the inverse plan), against its own bare
-             all_to_all_single and copies
+             all_to_all_single and copies, and against "by hand, autograd": the by-hand
+             sequences as the smallest autograd.Function (what the autograd engine alone adds)
 Each iteration starts after a barrier; its time is the slowest rank's; medians are reported.
+The round of variants starts one later each iteration (where a variant sits in the round
+changes its time when processes share cores): use --iters a multiple of the 13 variants.
 overhead = exchange / (bare + pack + unpack): what orch adds beyond the copies it must make,
 each part timed alone; exchange / by hand: what orch adds beyond the same work written inline.
 Ratios are medians of the per-iteration ratios (paired: both sides from the same round).
 Then the index copies every exchange of an orchestrated step makes (identities skipped).
 
-  python bench/python/bench_exchange.py [--ranks 4] [--sizes-mib 1,4,16,64] [--iters 9]
+  python bench/python/bench_exchange.py [--ranks 4] [--sizes-mib 1,4,16,64] [--iters 26]
   python bench/python/bench_exchange.py --backend nccl --ranks 1   # GPUs: rank r on cuda:r
 
 Before timing, every size checks that the exchange and its inverse return x exactly.
@@ -37,6 +40,7 @@ import time
 
 ROW = 4096          # bytes per row (1024 float32: a hidden vector)
 ITEMS_PER_RANK = 32
+FACTORIES = ("backward", "b_hand_autograd")  # variants that time a backward (see _interleaved)
 
 
 def _plan(orch, np, ranks: int, size: int, seed: int):
@@ -53,13 +57,19 @@ def _plan(orch, np, ranks: int, size: int, seed: int):
 def _interleaved(dist, torch, variants: dict, iters: int, device) -> dict:
     """The slowest rank's time of each variant per iteration, in seconds. The
     variants run round-robin (each iteration runs all of them, after a barrier each), so a
-    load change on the shared machine hits every variant alike. A variant whose name is
-    'backward' is a factory: its untimed call returns the timed function."""
+    load change on the shared machine hits every variant alike, and the round starts one
+    variant later each iteration: with several processes per core, where a variant sits in
+    the round changes its time (up to ~0.5 ms at 1 MiB here), so every variant takes every
+    place equally often. A variant named in FACTORIES is a factory: its untimed call returns
+    the timed function."""
     times = {k: [] for k in variants}
+    names = list(variants)
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
     for it in range(iters + 1):  # the first round warms up (connections, caches, pages)
-        for name, fn in variants.items():
-            run = fn() if name == "backward" else fn
+        shift = it % len(names)
+        for name in names[shift:] + names[:shift]:
+            fn = variants[name]
+            run = fn() if name in FACTORIES else fn
             sync()
             dist.barrier()
             t0 = time.perf_counter()
@@ -154,13 +164,14 @@ def _worker(rank: int, ranks: int, port: int, sizes, iters: int, backend: str, q
             h_send = torch.empty(r.source_rows, width, device=device)
             h_recv = torch.empty(r.destination_rows, width, device=device)
 
-            def by_hand():
-                torch.index_select(a, 0, pk, out=h_send)
+            def by_hand(src=a):
+                torch.index_select(src, 0, pk, out=h_send)
                 dist.all_to_all_single(h_recv, h_send, rs, ss)
                 return torch.index_select(h_recv, 0, up)  # a new output, as exchange returns
 
             return {
                 "hand": by_hand,
+                "run": by_hand,  # not timed: the sequence, for the autograd reference below
                 "bare": lambda: dist.all_to_all_single(recv, send, rs, ss),
                 # what any all-to-all that returns a new tensor pays on the CPU: fresh pages
                 "bare_new": lambda: dist.all_to_all_single(
@@ -175,8 +186,26 @@ def _worker(rank: int, ranks: int, port: int, sizes, iters: int, backend: str, q
             y = ot.exchange(xr, plan)  # forward untimed: the variant times the backward alone
             return lambda: torch.autograd.grad(y, xr, g)
 
-        variants = {"exchange": lambda: ot.exchange(x, plan), "backward": backward}
         fwd_parts, bwd_parts = bare_parts(fw), bare_parts(bw)
+        fwd_run, bwd_run = fwd_parts.pop("run"), bwd_parts.pop("run")
+
+        class HandExchange(torch.autograd.Function):
+            """The by-hand sequence as the smallest differentiable exchange: what the
+            autograd engine alone costs, without orch."""
+            @staticmethod
+            def forward(ctx, src):
+                return fwd_run(src)
+
+            @staticmethod
+            def backward(ctx, grad):
+                return bwd_run(grad)
+
+        def hand_backward():
+            y = HandExchange.apply(xr)
+            return lambda: torch.autograd.grad(y, xr, g)
+
+        variants = {"exchange": lambda: ot.exchange(x, plan), "backward": backward,
+                    "b_hand_autograd": hand_backward}
         for k, fn in fwd_parts.items():
             variants[k] = fn
         for k, fn in bwd_parts.items():
@@ -196,7 +225,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--ranks", type=int, default=4)
     ap.add_argument("--sizes-mib", default="1,4,16,64")
-    ap.add_argument("--iters", type=int, default=9)
+    ap.add_argument("--iters", type=int, default=26)
     ap.add_argument("--backend", choices=("gloo", "nccl"), default="gloo",
                     help="nccl: rank r on cuda:r (needs --ranks ≤ the GPUs)")
     args = ap.parse_args()
@@ -217,18 +246,23 @@ def main() -> int:
     ms = lambda v: f"{v * 1e3:8.2f}"  # noqa: E731
     print(f"# {args.ranks} {args.backend} processes on 127.0.0.1, rows of {ROW} B, {ITEMS_PER_RANK} items "
           f"per rank, median of {args.iters} (slowest rank), times in ms")
-    print("| MiB/rank | pass | orch.torch | by hand | bare a2a | bare a2a, new output | pack | "
-          "unpack | orch / (bare + copies) | orch / (bare new + copies) | orch / by hand |")
-    print("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| MiB/rank | pass | orch.torch | by hand | by hand, autograd | bare a2a | "
+          "bare a2a, new output | pack | unpack | orch / (bare + copies) | "
+          "orch / (bare new + copies) | orch / by hand | orch / by hand, autograd |")
+    print("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for size, t, _, _ in results:
         for label, pre, name in (("forward", "", "exchange"), ("backward", "b_", "backward")):
             m = lambda k: ms(_median(t, pre + k))  # noqa: E731
             cp = [pre + "pack", pre + "unpack"]
+            auto = pre + "hand_autograd"
+            has_auto = auto in t
             print(f"| {size / 2**20:g} | {label} | {ms(_median(t, name))} | {m('hand')} | "
+                  f"{m('hand_autograd') if has_auto else '—'} | "
                   f"{m('bare')} | {m('bare_new')} | {m('pack')} | {m('unpack')} | "
                   f"{_paired(t, name, [pre + 'bare'] + cp):.2f}x | "
                   f"{_paired(t, name, [pre + 'bare_new'] + cp):.2f}x | "
-                  f"{_paired(t, name, [pre + 'hand']):.2f}x |")
+                  f"{_paired(t, name, [pre + 'hand']):.2f}x | "
+                  f"{f'{_paired(t, name, [auto]):.2f}x' if has_auto else '—'} |")
     print("\n# index copies per rank (forward, backward) for every exchange of an omni-7b step")
     for name in copies[0]:
         print(f"{name:16s} " + "  ".join(f"r{r}:{c[name][0]},{c[name][1]}"
