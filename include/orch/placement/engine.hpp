@@ -10,6 +10,7 @@
 #include <orch/detail/node_first.hpp>
 #include <orch/detail/packing.hpp>
 #include <orch/detail/primitives/checked.hpp>
+#include <orch/detail/pull_home.hpp>
 #include <orch/locality_options.hpp>
 #include <orch/partition/options.hpp>
 #include <orch/partition/partition.hpp>
@@ -36,7 +37,7 @@ enum class placement_method : std::uint8_t {
   keep_local_settle,    ///< keep_local, then a local search across all ranks
   node_first,           ///< nodes shed a knapsack cover of their excess, then balance inside
   node_first_settle,    ///< node_first, then a local search across all ranks
-  rearranged_reference, ///< the reference bins mapped onto ranks by rearrange_bins
+  rearranged_reference, ///< the reference bins mapped by rearrange_bins, then pulled home
 };
 
 /// The name tools print for `m`: "keep_local", "keep_local+settle", "node_first",
@@ -71,8 +72,9 @@ struct locality_result {
   bytes_t inter_node_lower_bound = 0;
   /// keep_local or node_first (the engine's heuristics, docs/plans.md; the _settle variants
   /// when a final local search across all ranks was needed to reach the target), or
-  /// rearranged_reference (the reference bins through rearrange_bins, used when that crosses
-  /// fewer node boundaries or no heuristic could reach the target). Names: to_string.
+  /// rearranged_reference (the reference bins through rearrange_bins, then items pulled back
+  /// to their node under the reference's largest load; used when that crosses fewer node
+  /// boundaries or no heuristic could reach the target). Names: to_string.
   placement_method method = placement_method::rearranged_reference;
   /// max_load is optimal: it equals lower_bound, or the partition place ran proved its
   /// largest load optimal and max_load equals it.
@@ -184,8 +186,10 @@ inline void check_reference_bins(std::span<const rank_t> reference_bin_of, rank_
 }
 
 /// The cascade against reference bins at `target` (validated bins): the heuristics, then the
-/// reference mapped by rearrange_bins when that could send fewer bytes across nodes (a cheap
-/// bound decides whether it is solved). Fills rank_of, loads, moved and method of `out`.
+/// reference mapped by rearrange_bins and pulled home (pull_home, under the reference's
+/// largest load) when that could send fewer bytes across nodes (a cheap bound on the plain
+/// rearrangement decides whether it is tried). Fills rank_of, loads, moved and method of
+/// `out`.
 inline void place_against_reference(std::span<const cost_t> costs,
                                     std::span<const rank_t> current_rank,
                                     std::span<const bytes_t> item_bytes, const topology& topo,
@@ -199,21 +203,31 @@ inline void place_against_reference(std::span<const cost_t> costs,
     out.method = found.method;
   };
   // The rearranged reference keeps at most, per bin, the bytes of its best node; when the
-  // heuristics already send fewer bytes across nodes than that allows, it cannot win.
+  // heuristics already send fewer bytes across nodes than that allows, they are kept without
+  // trying it (pulling home might still gain, but the heuristics are close to the bound).
   if (found.found &&
       found.moved.inter_node <
           rearranged_inter_node_bound(reference_bin_of, current_rank, item_bytes, topo)) {
     take_found();
     return;
   }
+  // The reference mapped node-wise keeps its bins whole; pull_home then brings items back to
+  // their node (moves, then swaps), never sending more across nodes. Its bound is the
+  // reference's largest load, not the target: the slack is for the heuristics' locality, and
+  // the reference's balance is kept exactly.
   const auto mapped = rearrange_bins(reference_bin_of, current_rank, item_bytes, topo);
-  if (found.found && !sends_fewer(mapped.moves(), found.moved)) {
+  auto rank_of = mapped.rank_of_items(reference_bin_of);
+  auto loads = loads_of(costs, rank_of, topo.ranks());
+  pull_home(costs, current_rank, item_bytes, topo, *std::max_element(loads.begin(), loads.end()),
+            rank_of, loads);
+  const traffic pulled = traffic_of(current_rank, rank_of, item_bytes, topo);
+  if (found.found && !sends_fewer(pulled, found.moved)) {
     take_found();
     return;
   }
-  out.rank_of = mapped.rank_of_items(reference_bin_of);
-  out.loads = loads_of(costs, out.rank_of, topo.ranks());
-  out.moved = mapped.moves();
+  out.rank_of = std::move(rank_of);
+  out.loads = std::move(loads);
+  out.moved = pulled;
   out.method = placement_method::rearranged_reference;
 }
 
@@ -305,8 +319,9 @@ namespace detail {
 ///     ranks; the feasible one sending fewer bytes across nodes, then fewer moved, wins;
 ///  3. against reference bins (options.reference_bin_of, or orch::partition's when step 2
 ///     also misses a target taken from the lower bound): the winner is compared with the
-///     reference mapped by rearrange_bins, so the result is never worse than node-wise
-///     rearrangement of the reference.
+///     reference mapped by rearrange_bins and pulled home (items off their node moved or
+///     swapped back while every load stays at most the reference's largest), so the result
+///     is never worse than node-wise rearrangement of the reference.
 /// Target: reference max + slack with reference bins, else lower bound + slack (then, if the
 /// heuristics miss it, partition max + slack).
 /// Complexity: O(n log n + ranks) plus work-budgeted searches, plus orch::partition and
