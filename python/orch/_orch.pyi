@@ -557,6 +557,110 @@ class NodeSchedule:
 def make_schedule(plan: ExchangePlan, topology: Topology) -> NodeSchedule:
     """The node-wise schedule of `plan` on `topology`."""
 
+class PlacementMethod(enum.Enum):
+    """How the placement engine placed the items (orch::placement_method)."""
+
+    def __str__(self) -> str: ...
+
+    keep_local = 0
+    """ranks keep what fits, the rest goes to their node first"""
+
+    keep_local_settle = 1
+    """keep_local, then a local search across all ranks"""
+
+    node_first = 2
+    """nodes shed a knapsack cover of their excess, then balance inside"""
+
+    node_first_settle = 3
+    """node_first, then a local search across all ranks"""
+
+    rearranged_reference = 4
+    """the reference bins mapped by rearrange_bins, then pulled home"""
+
+class LocalityResult:
+    """A placement of items on ranks (orch::locality_result)."""
+
+    @property
+    def rank_of(self) -> Annotated[NDArray[numpy.int32], dict(shape=(None,), writable=False)]: ...
+
+    @property
+    def loads(self) -> Annotated[NDArray[numpy.int64], dict(shape=(None,), writable=False)]: ...
+
+    @property
+    def max_load(self) -> int: ...
+
+    @property
+    def lower_bound(self) -> int: ...
+
+    @property
+    def reference_max_load(self) -> int: ...
+
+    @property
+    def target(self) -> int: ...
+
+    @property
+    def moved(self) -> Traffic: ...
+
+    @property
+    def inter_node_lower_bound(self) -> int: ...
+
+    @property
+    def method(self) -> PlacementMethod: ...
+
+    @property
+    def proven_optimal(self) -> bool: ...
+
+    def ratio_to_lower_bound(self) -> float: ...
+
+def place(costs: numpy.typing.ArrayLike, current_rank: numpy.typing.ArrayLike, item_bytes: numpy.typing.ArrayLike, topology: Topology, *, slack_ppm: int = 1000, threads: int = 1, reference_bin_of: numpy.typing.ArrayLike | None = None, algorithm: PartitionAlgorithm | str = 'auto', work_budget: int = 500000, tolerance_ppm: int = 10, measure: bool = True) -> LocalityResult:
+    """
+    orch::place, the placement engine (GIL released): every rank's load at most the
+    target (lower bound + slack, or the reference bins' largest load + slack), and within
+    that the fewest bytes leaving their node, then their rank. costs, item_bytes: int64;
+    current_rank, reference_bin_of: int32. algorithm, work_budget, tolerance_ppm: the
+    fallback partition's options (used only without reference bins).
+    """
+
+def locality_balance(costs: numpy.typing.ArrayLike, current_rank: numpy.typing.ArrayLike, item_bytes: numpy.typing.ArrayLike, topology: Topology, reference_bin_of: numpy.typing.ArrayLike | None = None, *, slack_ppm: int = 1000) -> LocalityResult:
+    """
+    orch::locality_balance (GIL released): as balanced as the reference bins (by default
+    orch.partition's), up to slack_ppm, while keeping items where they are; never worse
+    in bytes across nodes than rearrange_bins of the reference.
+    """
+
+class Rearrangement:
+    """Where each balanced bin goes (orch::rearrangement)."""
+
+    @property
+    def rank_of_bin(self) -> Annotated[NDArray[numpy.int32], dict(shape=(None,), writable=False)]: ...
+
+    @property
+    def total_bytes(self) -> int: ...
+
+    @property
+    def kept_on_node(self) -> int: ...
+
+    @property
+    def kept_on_rank(self) -> int: ...
+
+    def moves(self) -> Traffic:
+        """The traffic of moving every item to its bin's rank."""
+
+    def rank_of_items(self, bin_of: numpy.typing.ArrayLike) -> Annotated[NDArray[numpy.int32], dict(shape=(None,))]:
+        """rank_of_bin[bin_of[i]] for every item (int32)."""
+
+def rearrange_bins(bin_of: numpy.typing.ArrayLike, current_rank: numpy.typing.ArrayLike, item_bytes: numpy.typing.ArrayLike, topology: Topology) -> Rearrangement:
+    """
+    Node-wise rearrangement (GIL released): the bijection bins -> ranks keeping the most
+    bytes on their node, then on their rank (exact).
+    """
+
+def inter_node_lower_bound(costs: numpy.typing.ArrayLike, current_rank: numpy.typing.ArrayLike, item_bytes: numpy.typing.ArrayLike, topology: Topology, target: int) -> int:
+    """
+    The fewest bytes that must leave their node in any placement whose largest load is at
+    most `target` (fractional knapsack per node).
+    """
+
 class EncoderModel:
     """One encoder phase (orch::encoder_model)."""
 

@@ -189,6 +189,7 @@ template <class T>
 void bind_module(nb::module_& m);
 void bind_partition(nb::module_& m);
 void bind_plans(nb::module_& m);
+void bind_placement(nb::module_& m);
 void bind_table(nb::module_& m);
 void bind_step(nb::module_& m);
 

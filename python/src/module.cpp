@@ -91,6 +91,7 @@ NB_MODULE(_orch, m) {
   orch::python::bind_module(m);
   orch::python::bind_partition(m);
   orch::python::bind_plans(m);
+  orch::python::bind_placement(m);
   orch::python::bind_table(m);
   orch::python::bind_step(m);
 }

@@ -5,6 +5,7 @@
 #include <orch/detail/pull_home.hpp>
 #include <orch/locality.hpp>
 #include <orch/partition/lpt.hpp>
+#include <orch/partition/partition.hpp>
 #include <orch/quality.hpp>
 #include <orch/topology.hpp>
 
@@ -125,4 +126,75 @@ TEST_CASE("pull_home: rearranged LPT bins on random instances") {
   // the 50 such instances when written; the other 10 send nothing across nodes).
   CHECK(with_away >= 40);
   CHECK(improved * 10 >= with_away * 8);
+}
+
+namespace {
+
+// The instance python/tests/test_placement.py builds with the same formula: cost
+// 1 + (7919 i mod `mod`), item i on rank i / per_rank, 3 bytes per cost unit plus i mod 5.
+struct formula_instance {
+  std::vector<cost_t> costs;
+  std::vector<rank_t> current;
+  std::vector<bytes_t> bytes;
+  orch::topology topo;
+};
+
+formula_instance make_formula_instance(rank_t ranks, int per_rank, rank_t ranks_per_node,
+                                       std::int64_t mod) {
+  formula_instance f{{}, {}, {}, orch::topology::uniform(ranks, ranks_per_node)};
+  for (std::int64_t i = 0; i < std::int64_t{ranks} * per_rank; ++i) {
+    f.costs.push_back(1 + (i * 7919) % mod);
+    f.current.push_back(static_cast<rank_t>(i / per_rank));
+    f.bytes.push_back(3 * f.costs.back() + i % 5);
+  }
+  return f;
+}
+
+// Σ (i + 1) · rank_of[i]: what the Python test compares, with the largest load, the bytes
+// across nodes and the method.
+std::int64_t weighted_ranks(const std::vector<rank_t>& rank_of) {
+  std::int64_t sum = 0;
+  for (std::size_t i = 0; i < rank_of.size(); ++i) {
+    sum += static_cast<std::int64_t>(i + 1) * rank_of[i];
+  }
+  return sum;
+}
+
+} // namespace
+
+TEST_CASE("place: golden results shared with python/tests/test_placement.py") {
+  {
+    const auto f = make_formula_instance(16, 8, 4, 997);
+    const auto r = orch::place(f.costs, f.current, f.bytes, f.topo);
+    CHECK(weighted_ranks(r.rank_of) == 81615);
+    CHECK(r.max_load == 4151);
+    CHECK(r.moved.inter_node == 12727);
+    CHECK(r.method == orch::placement_method::keep_local_settle);
+  }
+  {
+    // Zero slack against orch::partition's bins: the rearranged bins win.
+    const auto f = make_formula_instance(16, 3, 4, 997);
+    const auto r =
+        orch::locality_balance(f.costs, f.current, f.bytes, f.topo, orch::locality_options{0});
+    CHECK(weighted_ranks(r.rank_of) == 8896);
+    CHECK(r.max_load == 1596);
+    CHECK(r.moved.inter_node == 32614);
+    CHECK(r.method == orch::placement_method::rearranged_reference);
+    const auto ref = orch::partition(f.costs, 16);
+    CHECK(r.moved.inter_node <=
+          orch::rearrange_bins(ref.bin_of, f.current, f.bytes, f.topo).moves().inter_node);
+  }
+  {
+    const auto f = make_formula_instance(32, 2, 4, 9973);
+    const auto r = orch::place(f.costs, f.current, f.bytes, f.topo);
+    CHECK(weighted_ranks(r.rank_of) == 34062);
+    CHECK(r.max_load == 9949);
+    CHECK(r.moved.inter_node == 216320);
+    CHECK(r.method == orch::placement_method::rearranged_reference);
+    // The heuristics miss LB + slack: place falls back to orch::partition's bins (with two
+    // items per rank, pulling home finds nothing to bring back here).
+    const auto ref = orch::partition(f.costs, 32);
+    CHECK(r.moved.inter_node <=
+          orch::rearrange_bins(ref.bin_of, f.current, f.bytes, f.topo).moves().inter_node);
+  }
 }
