@@ -51,13 +51,15 @@ private:
 /// Improves a placement whose loads are all at most `target` by bringing items back to the
 /// node of their home rank (`home[i]`, where item i's bytes are now), largest bytes first
 /// (ties: lower index): to the home rank if it has room, else to the rank of the home node
-/// with the most room that fits (ties: lower rank), else by the swap with an item on the home
-/// node that saves the most bytes across nodes (the item swapped out may itself go home;
-/// ties: lower index) and keeps both loads under the target. Passes repeat while one moved
-/// something, at most pull_home_passes times; swap searches stop once they have looked at
-/// pull_home_work_per_item · n candidates in all. Every step lowers the bytes that cross
-/// nodes, so the result never sends more across nodes than the input, and every load stays
-/// at most `target`.
+/// with the most room that fits (ties: lower rank), else by a swap with an item that sits on
+/// the home node but is itself away from its own node (it takes i's rank: home, if that is
+/// its node), the one saving the most bytes across nodes (ties: lower index), keeping both
+/// loads under the target. Passes repeat while one moved something, at most
+/// pull_home_passes times; swap searches stop once they have looked at
+/// pull_home_work_per_item · n candidates in all.
+/// Guarantees: every step lowers the bytes that cross nodes, so the result never sends more
+/// across nodes than the input; no item on its home node is moved; every load stays at most
+/// `target`.
 /// Inputs: rank_of and loads consistent, every load ≤ target (the caller's invariant).
 /// Complexity: O(n log n + passes · n) plus the budgeted swap searches. Deterministic.
 inline void pull_home(std::span<const cost_t> costs, std::span<const rank_t> home,
@@ -119,8 +121,8 @@ inline void pull_home(std::span<const cost_t> costs, std::span<const rank_t> hom
       if (work <= 0) {
         continue;
       }
-      // A swap with an item j on the home node: i goes home (saving its bytes), j goes to i's
-      // rank (saving its bytes if that is j's home node, costing them if j was home).
+      // A swap with an item j away from its own node that sits on i's home node: i goes home
+      // (saving its bytes), j goes to i's rank (saving its bytes too if that is its node).
       index_t best = -1;
       bytes_t best_gain = 0;
       const auto candidates = members.on(home_node);
@@ -133,8 +135,10 @@ inline void pull_home(std::span<const cost_t> costs, std::span<const rank_t> hom
           continue;
         }
         const rank_t j_home = node_of_item(home[j]);
-        const bytes_t gain =
-            bytes[i] + (j_home == at_node ? bytes[j] : 0) - (j_home == home_node ? bytes[j] : 0);
+        if (j_home == home_node) {
+          continue; // never send an item away from its node
+        }
+        const bytes_t gain = bytes[i] + (j_home == at_node ? bytes[j] : 0);
         if (gain > best_gain || (gain == best_gain && gain > 0 && other < best)) {
           best = other;
           best_gain = gain;
