@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-/// The placement engine's last step on a balancer's bins: items that a node-wise rearrangement
-/// left off their home node are brought back by moves and swaps that keep every load under
-/// the target (docs/plans.md, "The placement engine").
+/// The placement engine's last step against a balancer's bins: items that a placement (the
+/// bins rearranged node-wise, or the heuristics' result) left off their home node are brought
+/// back by moves and swaps that keep every load under a bound (docs/plans.md, "The placement
+/// engine").
 #pragma once
 
 #include <orch/detail/tuning.hpp>

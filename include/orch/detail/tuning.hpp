@@ -54,12 +54,12 @@ inline constexpr std::size_t repair_work_base = 1024;
 /// Up to this many ranks a node's best fit scans them; beyond, an ordered set is cheaper
 /// (a scan of 32 loads is a few cache lines).
 inline constexpr std::size_t linear_fit_ranks = 32;
-/// pull_home (items of a rearranged reference brought back to their node): passes over the
-/// items still away, and the swap searches' budget, pull_home_work_per_item · n candidates
-/// looked at. A pass that moves nothing ends it; the third pass finds little the second did
-/// not. A swap search looks at every item on the home node (n / nodes), so the budget lets
-/// about 128 · nodes searches run: every away item of a pass at the bundled trace's scale,
-/// and a bounded share at 2,560 ranks, where this fallback is rare.
+/// pull_home (items of a placement against reference bins brought back to their node): at
+/// most this many passes over the items still away (a pass that moves nothing ends it; a
+/// move or swap can open room for an item an earlier pass could not place), and the swap
+/// searches' budget, pull_home_work_per_item · n candidates looked at in all. A swap search
+/// looks at every item on one node, so without the budget the work would grow with the node
+/// sizes; with it, it stays O(n).
 inline constexpr int pull_home_passes = 3;
 inline constexpr std::int64_t pull_home_work_per_item = 128;
 /// cheapest_cover's histogram of bytes per cost has at most this many buckets (16 per octave:

@@ -71,7 +71,8 @@ struct locality_result {
   /// No assignment with largest load ≤ target sends fewer bytes across nodes.
   bytes_t inter_node_lower_bound = 0;
   /// keep_local or node_first (the engine's heuristics, docs/plans.md; the _settle variants
-  /// when a final local search across all ranks was needed to reach the target), or
+  /// when a final local search across all ranks was needed to reach the target; against
+  /// reference bins the heuristics' result is then pulled home, which keeps its name), or
   /// rearranged_reference (the reference bins through rearrange_bins, then items pulled back
   /// to their node under the reference's largest load; used when that crosses fewer node
   /// boundaries or no heuristic could reach the target). Names: to_string.
