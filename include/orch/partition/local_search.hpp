@@ -79,8 +79,9 @@ improve(std::span<const cost_t> costs, rank_t bins, std::span<const rank_t> star
   const std::int64_t before = meter.used();
   improver engine(costs, bins, start, rules, order, order_cost, order_bin);
   engine.run(meter, tb.num, tb.den, plan.pair_moves, plan.partners, plan.repartition_items);
-  const cost_t simple = engine.simple_bound();
-  auto r = finish_result_with_loads(engine.take_bin_of(), engine.take_loads(), simple, rules, bound,
+  improver_state& state = engine.state();
+  const cost_t simple = state.simple_bound();
+  auto r = finish_result_with_loads(state.take_bin_of(), state.take_loads(), simple, rules, bound,
                                     tb, std::move(algorithm));
   r.work = meter.used() - before;
   return r;
@@ -100,29 +101,31 @@ public:
   /// Throws: nothing but std::bad_alloc (no validation: invalid input is undefined).
   cost_t run(std::span<const cost_t> costs, rank_t bins, std::span<const rank_t> start,
              const local_search_options& options) {
-    engine_.reset(costs, bins, start, bin_rules{});
+    engine_.state().reset(costs, bins, start, bin_rules{});
     return search(options);
   }
 
   /// run() from an assignment the caller hands over (no copy of it is made).
   cost_t run(std::span<const cost_t> costs, rank_t bins, std::vector<rank_t>&& start,
              const local_search_options& options) {
-    engine_.reset(costs, bins, std::move(start), bin_rules{});
+    engine_.state().reset(costs, bins, std::move(start), bin_rules{});
     return search(options);
   }
 
   /// The assignment of the last run() (valid until the next one).
-  [[nodiscard]] const std::vector<rank_t>& bin_of() const noexcept { return engine_.bin_of(); }
+  [[nodiscard]] const std::vector<rank_t>& bin_of() const noexcept {
+    return engine_.state().bin_of();
+  }
   /// Moves the assignment of the last run() out.
-  [[nodiscard]] std::vector<rank_t> take_bin_of() { return engine_.take_bin_of(); }
+  [[nodiscard]] std::vector<rank_t> take_bin_of() { return engine_.state().take_bin_of(); }
 
 private:
   cost_t search(const local_search_options& options) {
     // local_search's bound max(target, ⌈Σ/k⌉, max cost), from the engine's loads and lists.
-    const cost_t bound = std::max(options.target, engine_.simple_bound());
+    const cost_t bound = std::max(options.target, engine_.state().simple_bound());
     work_meter meter(options.work_budget, options.time_limit_ms);
     engine_.run(meter, bound, 1, options.pair_moves, options.partners, options.repartition_items);
-    return engine_.max_load();
+    return engine_.state().max_load();
   }
 
   improver engine_;
