@@ -4,7 +4,7 @@
 // bound, the composed feature route vs two hops, inter-node bytes against their lower bounds,
 // the growth of the peak resident set, and the plan time over the time of std::sort on
 // 81,920 64-bit keys (the reference the plan-time targets are stated in, docs/benchmarks.md).
-#include <orch/orchestrate.hpp>
+#include <orch/orchestrate/orchestrate.hpp>
 
 #include <support/generators.hpp>
 

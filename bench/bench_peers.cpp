@@ -8,7 +8,7 @@
 #include "peers/peers.hpp"
 #include "peers/workloads.hpp"
 
-#include <orch/detail/checked.hpp>
+#include <orch/detail/primitives/checked.hpp>
 #include <orch/partition/lpt.hpp>
 #include <orch/partition/partition.hpp>
 #include <orch/quality.hpp>

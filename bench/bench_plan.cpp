@@ -3,11 +3,11 @@
 // paper's scale (2,560 ranks on 320 nodes of 8), plus the fixed locality workload of issue 4
 // (512 ranks, 8 per node, 16 lognormal items per rank, bytes proportional to length).
 #include <orch/cost.hpp>
-#include <orch/layout.hpp>
+#include <orch/exchange/layout.hpp>
+#include <orch/exchange/plan.hpp>
+#include <orch/exchange/schedule.hpp>
 #include <orch/locality.hpp>
 #include <orch/partition/partition.hpp>
-#include <orch/plan.hpp>
-#include <orch/schedule.hpp>
 #include <orch/topology.hpp>
 
 #include <support/generators.hpp>

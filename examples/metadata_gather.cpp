@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The trainer's path on 4 simulated data-parallel ranks: every rank serialises its sampled
-// batch (orch/metadata.hpp), the buffers are "all-gathered", every rank decodes the identical
-// item table, the ranks balance their examples by tokens, and one exchange moves the token ids
-// with the payload helpers (orch/payload.hpp): pack_items from per-example spans, then lookups
-// of every received example in the receive and destination buffers. Every line printed is
-// checked first; a failed check exits with 1.
+// batch (orch/orchestrate/metadata.hpp), the buffers are "all-gathered", every rank decodes the
+// identical item table, the ranks balance their examples by tokens, and one exchange moves the
+// token ids with the payload helpers (orch/exchange/payload.hpp): pack_items from per-example
+// spans, then lookups of every received example in the receive and destination buffers. Every line
+// printed is checked first; a failed check exits with 1.
 //
 // Usage: example_metadata_gather
 #include <orch/orch.hpp>

@@ -3,8 +3,8 @@
 # table, a preset model and a topology, calls orch::orchestrate and reads the results.
 # Prints the median wall time and peak RSS (GNU time's "Maximum resident set size") of
 # RUNS compilations (default 3) for each mode:
-#   umbrella      #include <orch/orch.hpp> + <orch/orchestrate.hpp> + <orch/model_presets.hpp>
-#   orchestrate   #include <orch/orchestrate.hpp> + <orch/model_presets.hpp> only
+#   umbrella      #include <orch/orch.hpp> + <orch/orchestrate/orchestrate.hpp> + <orch/orchestrate/model_presets.hpp>
+#   orchestrate   #include <orch/orchestrate/orchestrate.hpp> + <orch/orchestrate/model_presets.hpp> only
 #   include-only  the umbrella includes and an empty main (the cost of parsing alone)
 #   compiled      the umbrella TU with -DORCH_COMPILED (what linking orch::compiled does)
 #   compiled-orchestrate   the orchestrate TU with -DORCH_COMPILED
@@ -73,19 +73,19 @@ int main() {
 EOF
 {
   echo '#include <orch/orch.hpp>'
-  echo '#include <orch/model_presets.hpp>'
-  echo '#include <orch/orchestrate.hpp>'
+  echo '#include <orch/orchestrate/model_presets.hpp>'
+  echo '#include <orch/orchestrate/orchestrate.hpp>'
   echo '#include "body.inc"'
 } >"$work/umbrella.cpp"
 {
-  echo '#include <orch/model_presets.hpp>'
-  echo '#include <orch/orchestrate.hpp>'
+  echo '#include <orch/orchestrate/model_presets.hpp>'
+  echo '#include <orch/orchestrate/orchestrate.hpp>'
   echo '#include "body.inc"'
 } >"$work/orchestrate.cpp"
 {
   echo '#include <orch/orch.hpp>'
-  echo '#include <orch/model_presets.hpp>'
-  echo '#include <orch/orchestrate.hpp>'
+  echo '#include <orch/orchestrate/model_presets.hpp>'
+  echo '#include <orch/orchestrate/orchestrate.hpp>'
   echo 'int main() { return 0; }'
 } >"$work/include-only.cpp"
 

@@ -6,6 +6,6 @@
 #endif
 #define ORCH_COMPILED_LIBRARY_SOURCE 1
 
-#include <orch/orchestrate.hpp>
+#include <orch/orchestrate/orchestrate.hpp>
 
-#include <orch/detail/orchestrate_impl.hpp>
+#include <orch/detail/orchestrate/orchestrate_impl.hpp>

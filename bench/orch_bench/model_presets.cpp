@@ -4,7 +4,7 @@
 #include "input_error.hpp"
 
 #include <orch/config.hpp>
-#include <orch/model_presets.hpp>
+#include <orch/orchestrate/model_presets.hpp>
 
 #include <cmath>
 

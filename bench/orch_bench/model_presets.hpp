@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The models orch-bench simulates: an orch::model_description plus the constants that turn
 // cost units into seconds and bytes into transfer time. The built-in presets are the
-// library's (orch/model_presets.hpp, docs/model.md).
+// library's (orch/orchestrate/model_presets.hpp, docs/model.md).
 #pragma once
 
-#include <orch/model.hpp>
+#include <orch/orchestrate/model.hpp>
 #include <orch/types.hpp>
 
 #include <string>

@@ -2,7 +2,7 @@
 #include "simulate.hpp"
 
 #include <orch/locality.hpp>
-#include <orch/orchestrate.hpp>
+#include <orch/orchestrate/orchestrate.hpp>
 #include <orch/topology.hpp>
 
 #include <support/generators.hpp>

@@ -6,8 +6,8 @@
 #include "model_presets.hpp"
 #include "trace.hpp"
 
-#include <orch/item_table.hpp>
-#include <orch/strategy.hpp>
+#include <orch/orchestrate/item_table.hpp>
+#include <orch/orchestrate/strategy.hpp>
 #include <orch/types.hpp>
 
 #include <cstdint>

@@ -3,7 +3,7 @@
 #pragma once
 
 #include <orch/config.hpp>
-#include <orch/detail/radix_sort.hpp>
+#include <orch/detail/primitives/radix_sort.hpp>
 #include <orch/partition/result.hpp>
 #include <orch/types.hpp>
 

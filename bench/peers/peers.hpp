@@ -8,7 +8,7 @@
 #include "verl_kk.hpp"
 
 #include <orch/config.hpp>
-#include <orch/detail/checked.hpp>
+#include <orch/detail/primitives/checked.hpp>
 #include <orch/partition/result.hpp>
 #include <orch/types.hpp>
 

@@ -3,7 +3,7 @@
 #pragma once
 
 #include <orch/config.hpp>
-#include <orch/detail/checked.hpp>
+#include <orch/detail/primitives/checked.hpp>
 #include <orch/partition/result.hpp>
 #include <orch/types.hpp>
 

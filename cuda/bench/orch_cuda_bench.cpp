@@ -13,10 +13,10 @@
 #include <orch/cuda/kernels.hpp>
 #include <orch/cuda/loopback.hpp>
 #include <orch/cuda/version.hpp>
-#include <orch/exchange.hpp>
-#include <orch/layout.hpp>
-#include <orch/plan.hpp>
-#include <orch/schedule.hpp>
+#include <orch/exchange/execute.hpp>
+#include <orch/exchange/layout.hpp>
+#include <orch/exchange/plan.hpp>
+#include <orch/exchange/schedule.hpp>
 #include <orch/topology.hpp>
 #include <orch/transport/copy_list.hpp>
 #include <orch/transport/program.hpp>

@@ -4,7 +4,7 @@
 #include <orch/cuda/error.hpp>
 #include <orch/cuda/kernels.hpp>
 #include <orch/cuda/loopback.hpp>
-#include <orch/detail/checked.hpp>
+#include <orch/detail/primitives/checked.hpp>
 #include <orch/transport/program.hpp>
 #include <orch/transport/routes.hpp>
 #include <orch/transport/workspace.hpp>

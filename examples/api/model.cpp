@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Model descriptions as docs/api quotes them: an encoder and its output tokens, field lookups,
 // validation errors, the built-in presets and the FLOP formulas behind their coefficients.
-#include <orch/model.hpp>
-#include <orch/model_presets.hpp>
+#include <orch/orchestrate/model.hpp>
+#include <orch/orchestrate/model_presets.hpp>
 
 #include <cstdio>
 #include <string>

@@ -2,7 +2,7 @@
 // orchestrate_options as docs/api quotes them: strategies, the partitioner options, per-rank
 // LLM limits, and the errors for limits no placement meets and options orchestrate rejects.
 // 4 ranks on 1 node; rank 0 sampled the long examples.
-#include <orch/orchestrate.hpp>
+#include <orch/orchestrate/orchestrate.hpp>
 
 #include <cstdio>
 #include <string>

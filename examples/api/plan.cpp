@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Topologies, layouts, exchange plans, rank views, the reference executor, node-wise schedules
 // and traffic as docs/api quotes them: 8 items of different sizes on 4 ranks in 2 nodes.
-#include <orch/exchange.hpp>
-#include <orch/layout.hpp>
-#include <orch/plan.hpp>
-#include <orch/schedule.hpp>
+#include <orch/exchange/execute.hpp>
+#include <orch/exchange/layout.hpp>
+#include <orch/exchange/plan.hpp>
+#include <orch/exchange/schedule.hpp>
 #include <orch/topology.hpp>
 #include <orch/traffic.hpp>
 

@@ -2,7 +2,7 @@
 // The trainer's path through one step, as docs/api quotes it: a model, the step's item table,
 // orchestrate, and what a rank reads from the step plan (phases, exchanges, an encoder's
 // layouts, chunks, the assembly map). 4 ranks on 2 nodes, 8 examples.
-#include <orch/orchestrate.hpp>
+#include <orch/orchestrate/orchestrate.hpp>
 
 #include <cstdio>
 #include <string>

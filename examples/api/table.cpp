@@ -2,9 +2,9 @@
 // The item table and chunked media as docs/api quotes them: building a table (open, or made
 // for a model), the order contract, column views, validation errors, and how media_chunks
 // cuts long items into encoder windows.
-#include <orch/item_table.hpp>
-#include <orch/media_chunks.hpp>
-#include <orch/model.hpp>
+#include <orch/orchestrate/item_table.hpp>
+#include <orch/orchestrate/media_chunks.hpp>
+#include <orch/orchestrate/model.hpp>
 
 #include <cstdio>
 #include <vector>

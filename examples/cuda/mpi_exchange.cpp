@@ -7,9 +7,9 @@
 #include <orch/cuda/communicator.hpp>
 #include <orch/cuda/device_buffer.hpp>
 #include <orch/cuda/error.hpp>
-#include <orch/layout.hpp>
-#include <orch/plan.hpp>
-#include <orch/schedule.hpp>
+#include <orch/exchange/layout.hpp>
+#include <orch/exchange/plan.hpp>
+#include <orch/exchange/schedule.hpp>
 #include <orch/topology.hpp>
 
 #include <cuda_runtime_api.h>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Fuzz target: the metadata all-gather's decoding (orch/metadata.hpp). Buffers are either raw
-// fuzzed words or valid local_batch::serialize output with fuzzed edits (any word set to a
-// small, huge — 2^62 — or negative value, truncation, extra words), the checksum recomputed or
+// Fuzz target: the metadata all-gather's decoding (orch/orchestrate/metadata.hpp). Buffers are
+// either raw fuzzed words or valid local_batch::serialize output with fuzzed edits (any word set to
+// a small, huge — 2^62 — or negative value, truncation, extra words), the checksum recomputed or
 // not. Decoding through every entry point (spans, vectors, concatenated + counts, padded)
 // either throws orch::invalid_argument or gives a table that validates for the rank count, and
 // all entry points agree; unedited buffers give back exactly the batches. No allocation may be
@@ -9,7 +9,7 @@
 #define ORCH_FUZZ_NAME "metadata"
 #include "../fuzz_input.hpp"
 
-#include <orch/metadata.hpp>
+#include <orch/orchestrate/metadata.hpp>
 
 #include <algorithm>
 #include <cstdint>

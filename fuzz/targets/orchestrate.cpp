@@ -10,8 +10,8 @@
 #define ORCH_FUZZ_NAME "orchestrate"
 #include "../fuzz_input.hpp"
 
-#include <orch/exchange.hpp>
-#include <orch/orchestrate.hpp>
+#include <orch/exchange/execute.hpp>
+#include <orch/orchestrate/orchestrate.hpp>
 
 #include <cstdint>
 #include <string>

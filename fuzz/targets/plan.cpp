@@ -8,10 +8,10 @@
 #define ORCH_FUZZ_NAME "plan"
 #include "../fuzz_input.hpp"
 
-#include <orch/exchange.hpp>
-#include <orch/layout.hpp>
-#include <orch/plan.hpp>
-#include <orch/schedule.hpp>
+#include <orch/exchange/execute.hpp>
+#include <orch/exchange/layout.hpp>
+#include <orch/exchange/plan.hpp>
+#include <orch/exchange/schedule.hpp>
 #include <orch/topology.hpp>
 
 #include <cstdint>

@@ -6,8 +6,9 @@
 /// (orch/placement/traffic.hpp). This header includes them all; it includes no plan header.
 #pragma once
 
-#include <orch/locality_options.hpp>
 #include <orch/placement/bounds.hpp>
 #include <orch/placement/engine.hpp>
+#include <orch/placement/options.hpp>
 #include <orch/placement/rearrange.hpp>
+#include <orch/placement/result.hpp>
 #include <orch/placement/traffic.hpp>

@@ -17,7 +17,7 @@ namespace orch {
 /// 0..nodes()-1; inside a node, ranks are numbered by their *local index* 0..size-1 in
 /// increasing rank order. Ranks with the same local index on different nodes share a "rail"
 /// (on a rail-optimised fabric they hang off the same leaf switch), which is what the
-/// node-wise schedule (orch/schedule.hpp) keeps inter-node traffic on.
+/// node-wise schedule (orch/exchange/schedule.hpp) keeps inter-node traffic on.
 ///
 /// A default-constructed topology is one rank on one node.
 class topology {

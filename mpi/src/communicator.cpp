@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <orch/config.hpp>
-#include <orch/detail/hash.hpp>
+#include <orch/detail/primitives/hash.hpp>
 #include <orch/mpi/communicator.hpp>
 #include <orch/mpi/error.hpp>
 #include <orch/transport/copy_list.hpp>

@@ -17,7 +17,7 @@ class InfeasibleError(ValueError):
     pass
 
 class Strategy(enum.Enum):
-    """How a step is balanced (orch/strategy.hpp)."""
+    """How a step is balanced (orch/orchestrate/strategy.hpp)."""
 
     def __str__(self) -> str: ...
 
@@ -411,7 +411,7 @@ class RankView:
     def unpack_is_identity(self) -> bool: ...
 
 class RowExchange:
-    """One rank's exchange in rows of a tensor (orch/row_exchange.hpp)."""
+    """One rank's exchange in rows of a tensor (orch/exchange/row_exchange.hpp)."""
 
     @property
     def rank(self) -> int: ...

@@ -4,8 +4,8 @@
 #pragma once
 
 #include <orch/config.hpp>
+#include <orch/orchestrate/strategy.hpp>
 #include <orch/partition/algorithm.hpp>
-#include <orch/strategy.hpp>
 
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>

@@ -3,8 +3,8 @@
 #include "common.hpp"
 
 #include <orch/config.hpp>
+#include <orch/orchestrate/strategy.hpp>
 #include <orch/partition/algorithm.hpp>
-#include <orch/strategy.hpp>
 
 #include <nanobind/nanobind.h>
 
@@ -56,7 +56,8 @@ void bind_module(nb::module_& m) {
     }
   });
 
-  nb::enum_<orch::strategy>(m, "Strategy", "How a step is balanced (orch/strategy.hpp).")
+  nb::enum_<orch::strategy>(m, "Strategy",
+                            "How a step is balanced (orch/orchestrate/strategy.hpp).")
       .value("none", orch::strategy::none, "as sampled: nothing moves")
       .value("llm_only", orch::strategy::llm_only, "balance the LLM phase only")
       .value("per_phase", orch::strategy::per_phase, "every phase balanced, bins in order")

@@ -3,10 +3,10 @@
 // of a plan, and the node-wise schedule.
 #include "common.hpp"
 
-#include <orch/layout.hpp>
-#include <orch/plan.hpp>
-#include <orch/row_exchange.hpp>
-#include <orch/schedule.hpp>
+#include <orch/exchange/layout.hpp>
+#include <orch/exchange/plan.hpp>
+#include <orch/exchange/row_exchange.hpp>
+#include <orch/exchange/schedule.hpp>
 #include <orch/topology.hpp>
 #include <orch/traffic.hpp>
 
@@ -202,7 +202,7 @@ void bind_plans(nb::module_& m) {
       .def_ro("unpack_is_identity", &rank_view::unpack_is_identity);
 
   nb::class_<row_form>(m, "RowExchange",
-                       "One rank's exchange in rows of a tensor (orch/row_exchange.hpp).")
+                       "One rank's exchange in rows of a tensor (orch/exchange/row_exchange.hpp).")
       .def_ro("rank", &row_form::rank)
       .def_ro("source_rows", &row_form::source_rows)
       .def_ro("destination_rows", &row_form::destination_rows)

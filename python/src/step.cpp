@@ -3,12 +3,12 @@
 // assembly map as numpy arrays.
 #include "common.hpp"
 
-#include <orch/assembly.hpp>
-#include <orch/item_table.hpp>
-#include <orch/media_chunks.hpp>
-#include <orch/model.hpp>
-#include <orch/orchestrate.hpp>
-#include <orch/step_plan.hpp>
+#include <orch/orchestrate/assembly.hpp>
+#include <orch/orchestrate/item_table.hpp>
+#include <orch/orchestrate/media_chunks.hpp>
+#include <orch/orchestrate/model.hpp>
+#include <orch/orchestrate/orchestrate.hpp>
+#include <orch/orchestrate/step_plan.hpp>
 #include <orch/topology.hpp>
 
 #include <nanobind/nanobind.h>

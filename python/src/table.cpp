@@ -3,10 +3,10 @@
 // batch and the metadata all-gather decoders.
 #include "common.hpp"
 
-#include <orch/item_table.hpp>
-#include <orch/metadata.hpp>
-#include <orch/model.hpp>
-#include <orch/model_presets.hpp>
+#include <orch/orchestrate/item_table.hpp>
+#include <orch/orchestrate/metadata.hpp>
+#include <orch/orchestrate/model.hpp>
+#include <orch/orchestrate/model_presets.hpp>
 
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """An independent NumPy reference of the plan objects orch.torch runs (tests only).
 
-It follows docs/plans.md ("Buffer conventions") and include/orch/row_exchange.hpp /
+It follows docs/plans.md ("Buffer conventions") and include/orch/exchange/row_exchange.hpp /
 schedule.hpp from the text, not from the bindings, so the real module's row exchanges and
 node-wise stages can be compared to it:
 

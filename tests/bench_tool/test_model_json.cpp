@@ -4,7 +4,7 @@
 #include "model_json.hpp"
 #include "model_presets.hpp"
 
-#include <orch/model_presets.hpp>
+#include <orch/orchestrate/model_presets.hpp>
 
 #include <doctest/doctest.h>
 

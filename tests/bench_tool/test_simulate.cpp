@@ -5,7 +5,7 @@
 #include "simulate.hpp"
 #include "trace.hpp"
 
-#include <orch/orchestrate.hpp>
+#include <orch/orchestrate/orchestrate.hpp>
 
 #include <doctest/doctest.h>
 

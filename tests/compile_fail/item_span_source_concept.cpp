@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // orch::pack_items must reject an item callable that does not return bytes (a span of ints
 // here): packing would otherwise copy items of the wrong size and type without a diagnostic.
-#include <orch/payload.hpp>
+#include <orch/exchange/payload.hpp>
 
 #include <cstddef>
 #include <span>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include <orch/detail/checked.hpp>
+#include <orch/detail/primitives/checked.hpp>
 #include <orch/quality.hpp>
 
 #include <support/generators.hpp>

@@ -8,9 +8,9 @@
 #include "cuda_scenarios.hpp"
 
 #include <orch/cuda/copy_program.hpp>
-#include <orch/exchange.hpp>
-#include <orch/plan.hpp>
-#include <orch/schedule.hpp>
+#include <orch/exchange/execute.hpp>
+#include <orch/exchange/plan.hpp>
+#include <orch/exchange/schedule.hpp>
 #include <orch/transport/program.hpp>
 #include <orch/transport/routes.hpp>
 

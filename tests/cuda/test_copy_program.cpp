@@ -4,8 +4,8 @@
 #include "cuda_scenarios.hpp"
 
 #include <orch/cuda/copy_program.hpp>
-#include <orch/exchange.hpp>
-#include <orch/plan.hpp>
+#include <orch/exchange/execute.hpp>
+#include <orch/exchange/plan.hpp>
 #include <orch/transport/copy_list.hpp>
 
 #include <doctest/doctest.h>

@@ -41,7 +41,7 @@ const std::vector<rank_t> two_ranks{0, 1};
 const std::vector<bytes_t> two_sizes{1, 1};
 
 const orch_errors::registration placement_entries{{
-    // ---- placement (orch/placement/*, detail/locality_input.hpp)
+    // ---- placement (orch/placement/*, detail/placement/locality_input.hpp)
     {"E1001",
      [] {
        static_cast<void>(
@@ -216,7 +216,7 @@ const orch_errors::registration placement_entries{{
        static_cast<void>(orch::to_cost_units(fit, 1e-30));
      }},
 #endif
-    // ---- payload helpers (orch/payload.hpp)
+    // ---- payload helpers (orch/exchange/payload.hpp)
     {"E720",
      [] {
        // A view edited by hand: item 0's 4 bytes packed at byte 2 of a 4-byte send buffer.

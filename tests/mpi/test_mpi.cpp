@@ -8,12 +8,12 @@
 #include <plan/plan_support.hpp>
 #include <transport/transport_scenarios.hpp>
 
-#include <orch/exchange.hpp>
-#include <orch/metadata.hpp>
+#include <orch/exchange/execute.hpp>
+#include <orch/exchange/plan.hpp>
+#include <orch/exchange/schedule.hpp>
 #include <orch/mpi/communicator.hpp>
-#include <orch/orchestrate.hpp>
-#include <orch/plan.hpp>
-#include <orch/schedule.hpp>
+#include <orch/orchestrate/metadata.hpp>
+#include <orch/orchestrate/orchestrate.hpp>
 
 #include <doctest/doctest.h>
 #include <mpi.h>

@@ -7,10 +7,10 @@
 #include <errors/catalogue.hpp>
 #include <errors/triggers.hpp>
 
-#include <orch/layout.hpp>
+#include <orch/exchange/layout.hpp>
+#include <orch/exchange/plan.hpp>
+#include <orch/exchange/schedule.hpp>
 #include <orch/mpi/communicator.hpp>
-#include <orch/plan.hpp>
-#include <orch/schedule.hpp>
 #include <orch/topology.hpp>
 
 #include <doctest/doctest.h>

@@ -2,12 +2,12 @@
 // build_assembly against a plain reference that checks every sum, on token counts small enough
 // for its unchecked walk, large enough for its checked one, and counts whose sums overflow
 // (the same error, and feature offsets reported before sequence offsets).
-#include <orch/assembly.hpp>
 #include <orch/config.hpp>
-#include <orch/detail/checked.hpp>
-#include <orch/item_table.hpp>
-#include <orch/layout.hpp>
+#include <orch/detail/primitives/checked.hpp>
+#include <orch/exchange/layout.hpp>
+#include <orch/orchestrate/assembly.hpp>
 #include <orch/orchestrate/build_assembly.hpp>
+#include <orch/orchestrate/item_table.hpp>
 
 #include <support/generators.hpp>
 

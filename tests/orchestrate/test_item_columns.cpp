@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // item_table::from_columns (the one-call table the Python bindings build from numpy arrays)
 // and the golden plan hash that python/tests/test_bindings.py asserts for the same step.
-#include <orch/item_table.hpp>
-#include <orch/model.hpp>
-#include <orch/orchestrate.hpp>
+#include <orch/orchestrate/item_table.hpp>
+#include <orch/orchestrate/model.hpp>
+#include <orch/orchestrate/orchestrate.hpp>
 #include <orch/topology.hpp>
 
 #include <support/generators.hpp>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The metadata all-gather: local_batch buffers decode to exactly the table that add_example
 // builds directly, in every gathered form; malformed, truncated or corrupted buffers throw.
-#include <orch/item_table.hpp>
-#include <orch/metadata.hpp>
+#include <orch/orchestrate/item_table.hpp>
+#include <orch/orchestrate/metadata.hpp>
 
 #include <support/generators.hpp>
 

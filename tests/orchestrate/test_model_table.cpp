@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-#include <orch/item_table.hpp>
-#include <orch/model.hpp>
-#include <orch/strategy.hpp>
+#include <orch/orchestrate/item_table.hpp>
+#include <orch/orchestrate/model.hpp>
+#include <orch/orchestrate/strategy.hpp>
 
 #include <doctest/doctest.h>
 

@@ -4,8 +4,8 @@
 // LLM, the sequences are assembled, and everything is compared byte for byte with a
 // single-process reference that never balanced anything. Then stand-in gradients travel back
 // through the inverse plans.
-#include <orch/exchange.hpp>
-#include <orch/orchestrate.hpp>
+#include <orch/exchange/execute.hpp>
+#include <orch/orchestrate/orchestrate.hpp>
 
 #include <support/generators.hpp>
 #include <support/step_bytes.hpp>

@@ -2,7 +2,7 @@
 // The task runner behind orchestrate's threads: every task runs once, after its
 // prerequisites; errors and skipped tasks do not depend on thread timing.
 #include <orch/config.hpp>
-#include <orch/detail/parallel.hpp>
+#include <orch/detail/primitives/parallel.hpp>
 
 #include <doctest/doctest.h>
 

@@ -2,9 +2,9 @@
 // The per-item quantities of a step (detail::resolve_inputs) against a reference that calls
 // the model's checked functions item by item, the order in which bad input is reported, and
 // the owner / media layouts against the public layout builders they stand for.
-#include <orch/detail/step_inputs.hpp>
-#include <orch/detail/step_layouts.hpp>
-#include <orch/orchestrate.hpp>
+#include <orch/detail/orchestrate/step_inputs.hpp>
+#include <orch/detail/orchestrate/step_layouts.hpp>
+#include <orch/orchestrate/orchestrate.hpp>
 
 #include <support/generators.hpp>
 

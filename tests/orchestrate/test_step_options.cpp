@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The trainer-facing contract of orchestrate: chunked media, the LLM's per-rank limits under
 // every strategy, options it cannot honour rejected by name, and its error messages.
-#include <orch/model_presets.hpp>
-#include <orch/orchestrate.hpp>
+#include <orch/orchestrate/model_presets.hpp>
+#include <orch/orchestrate/orchestrate.hpp>
 
 #include <support/generators.hpp>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include <orch/detail/radix_sort.hpp>
+#include <orch/detail/primitives/radix_sort.hpp>
 #include <orch/partition/order.hpp>
 
 #include <support/generators.hpp>

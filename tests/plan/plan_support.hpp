@@ -3,9 +3,9 @@
 // verify without a reference copy, random layouts and topologies from a seed.
 #pragma once
 
-#include <orch/exchange.hpp>
-#include <orch/layout.hpp>
-#include <orch/plan.hpp>
+#include <orch/exchange/execute.hpp>
+#include <orch/exchange/layout.hpp>
+#include <orch/exchange/plan.hpp>
 #include <orch/topology.hpp>
 
 #include <support/generators.hpp>

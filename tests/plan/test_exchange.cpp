@@ -3,10 +3,10 @@
 // schedule, inverse, composition.
 #include "plan_support.hpp"
 
-#include <orch/exchange.hpp>
-#include <orch/layout.hpp>
-#include <orch/plan.hpp>
-#include <orch/schedule.hpp>
+#include <orch/exchange/execute.hpp>
+#include <orch/exchange/layout.hpp>
+#include <orch/exchange/plan.hpp>
+#include <orch/exchange/schedule.hpp>
 #include <orch/topology.hpp>
 
 #include <support/generators.hpp>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Topologies and layouts: construction, slot orders, validation (against a reference on
 // seeded assignments).
-#include <orch/layout.hpp>
+#include <orch/exchange/layout.hpp>
 #include <orch/topology.hpp>
 
 #include <support/generators.hpp>

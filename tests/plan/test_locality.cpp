@@ -4,11 +4,11 @@
 #include "plan_support.hpp"
 
 #include <orch/cost.hpp>
-#include <orch/detail/checked.hpp>
+#include <orch/detail/primitives/checked.hpp>
+#include <orch/exchange/plan.hpp>
 #include <orch/locality.hpp>
 #include <orch/partition/lpt.hpp>
 #include <orch/partition/partition.hpp>
-#include <orch/plan.hpp>
 #include <orch/quality.hpp>
 #include <orch/topology.hpp>
 

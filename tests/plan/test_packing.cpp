@@ -2,7 +2,7 @@
 // Packing internals of locality: best_fit against an ordered-set reference, and
 // measure_traffic's one-pass validation against its item-by-item checks.
 #include <orch/config.hpp>
-#include <orch/detail/best_fit.hpp>
+#include <orch/detail/placement/best_fit.hpp>
 #include <orch/locality.hpp>
 #include <orch/topology.hpp>
 

@@ -4,10 +4,10 @@
 // every item's bytes (payload regenerated from (item, byte)) in the right buffer.
 #include "plan_support.hpp"
 
-#include <orch/exchange.hpp>
-#include <orch/layout.hpp>
-#include <orch/payload.hpp>
-#include <orch/plan.hpp>
+#include <orch/exchange/execute.hpp>
+#include <orch/exchange/layout.hpp>
+#include <orch/exchange/payload.hpp>
+#include <orch/exchange/plan.hpp>
 
 #include <support/generators.hpp>
 

@@ -3,11 +3,11 @@
 // beyond 32 bits, the sparse pair queries, inverse against the plan built backwards.
 #include "plan_support.hpp"
 
-#include <orch/exchange.hpp>
-#include <orch/layout.hpp>
+#include <orch/exchange/execute.hpp>
+#include <orch/exchange/layout.hpp>
+#include <orch/exchange/plan.hpp>
+#include <orch/exchange/schedule.hpp>
 #include <orch/locality.hpp>
-#include <orch/plan.hpp>
-#include <orch/schedule.hpp>
 #include <orch/topology.hpp>
 
 #include <doctest/doctest.h>

@@ -2,8 +2,8 @@
 // pull_home: items that a node-wise rearrangement left off their home node are moved or swapped
 // back, every load staying at most the bound, the bytes across nodes never growing and no item
 // on its home node moving.
-#include <orch/detail/locality_input.hpp>
-#include <orch/detail/pull_home.hpp>
+#include <orch/detail/placement/locality_input.hpp>
+#include <orch/detail/placement/pull_home.hpp>
 #include <orch/locality.hpp>
 #include <orch/partition/lpt.hpp>
 #include <orch/partition/partition.hpp>

@@ -4,10 +4,10 @@
 // (item, row) ids — delivers exactly what the reference executor delivers.
 #include "plan_support.hpp"
 
-#include <orch/exchange.hpp>
-#include <orch/layout.hpp>
-#include <orch/plan.hpp>
-#include <orch/row_exchange.hpp>
+#include <orch/exchange/execute.hpp>
+#include <orch/exchange/layout.hpp>
+#include <orch/exchange/plan.hpp>
+#include <orch/exchange/row_exchange.hpp>
 
 #include <support/generators.hpp>
 

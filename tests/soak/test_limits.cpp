@@ -2,7 +2,7 @@
 // Large inputs (docs/limits.md): each is planned, with the plan's invariants checked, or
 // rejected up front with a clear error. Times and peak memory are measured by the commands in
 // docs/limits.md, not asserted here (a loaded CI machine would make a time bound flaky).
-#include <orch/orchestrate.hpp>
+#include <orch/orchestrate/orchestrate.hpp>
 
 #include <support/generators.hpp>
 

@@ -5,7 +5,7 @@
 // options (LLM limits, groups, algorithms, budgets, threads 1-4). ORCH_SOAK_STEPS sets the
 // number of steps (default 200; CI runs 1,000 under ASan, the full soak is 10,000: docs/limits.md),
 // ORCH_SOAK_SEED the first seed.
-#include <orch/orchestrate.hpp>
+#include <orch/orchestrate/orchestrate.hpp>
 
 #include <support/generators.hpp>
 #include <support/step_bytes.hpp>

@@ -7,9 +7,9 @@
 // exchange also runs as its node-wise schedule. Used by the soak test (tests/soak).
 #pragma once
 
-#include <orch/exchange.hpp>
-#include <orch/orchestrate.hpp>
-#include <orch/schedule.hpp>
+#include <orch/exchange/execute.hpp>
+#include <orch/exchange/schedule.hpp>
+#include <orch/orchestrate/orchestrate.hpp>
 
 #include <cstddef>
 #include <cstdint>

@@ -2,8 +2,8 @@
 // Copy lists (merged runs, identity detection, checks) and workspace layouts.
 #include "transport_scenarios.hpp"
 
-#include <orch/exchange.hpp>
-#include <orch/plan.hpp>
+#include <orch/exchange/execute.hpp>
+#include <orch/exchange/plan.hpp>
 #include <orch/transport/copy_list.hpp>
 #include <orch/transport/workspace.hpp>
 

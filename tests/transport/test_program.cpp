@@ -4,9 +4,9 @@
 // uses — byte for byte against the reference executor, flat and node-wise.
 #include "transport_scenarios.hpp"
 
-#include <orch/exchange.hpp>
-#include <orch/plan.hpp>
-#include <orch/schedule.hpp>
+#include <orch/exchange/execute.hpp>
+#include <orch/exchange/plan.hpp>
+#include <orch/exchange/schedule.hpp>
 #include <orch/transport/program.hpp>
 
 #include <doctest/doctest.h>

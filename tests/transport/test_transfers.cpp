@@ -2,8 +2,8 @@
 // Transfer lists, all-to-all(v) arrays and all-rank routes of the backend-neutral exchange core.
 #include "transport_scenarios.hpp"
 
-#include <orch/exchange.hpp>
-#include <orch/plan.hpp>
+#include <orch/exchange/execute.hpp>
+#include <orch/exchange/plan.hpp>
 #include <orch/transport/routes.hpp>
 #include <orch/transport/transfers.hpp>
 

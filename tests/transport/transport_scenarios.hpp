@@ -6,9 +6,9 @@
 
 #include <plan/plan_support.hpp>
 
-#include <orch/layout.hpp>
-#include <orch/plan.hpp>
-#include <orch/schedule.hpp>
+#include <orch/exchange/layout.hpp>
+#include <orch/exchange/plan.hpp>
+#include <orch/exchange/schedule.hpp>
 #include <orch/topology.hpp>
 #include <orch/types.hpp>
 

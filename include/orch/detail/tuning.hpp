@@ -25,7 +25,7 @@ inline constexpr std::size_t pair_moves_items_per_bin = 16;
 inline constexpr std::size_t exact_max_items = 2048;
 /// Bins above which each critical bin tries only its least-loaded partners (at thousands of
 /// bins the least-loaded few hold the moves that help; trying all is quadratic).
-inline constexpr rank_t wide = 64;
+inline constexpr rank_t wide_bins = 64;
 
 // ---- placement engine (orch/placement/engine.hpp and its detail headers) ----
 

@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-/// build_assembly: the assembly map (orch/assembly.hpp) of a step, from the item table, the
-/// LLM layout and every encoder's LLM-side feature layout. On the orchestrate side: it reads
+/// build_assembly: the assembly map (orch/orchestrate/assembly.hpp) of a step, from the item table,
+/// the LLM layout and every encoder's LLM-side feature layout. On the orchestrate side: it reads
 /// the item table, which the plan layer below never does.
 #pragma once
 
-#include <orch/assembly.hpp>
 #include <orch/config.hpp>
 #include <orch/detail/primitives/checked.hpp>
 #include <orch/detail/primitives/uninit_vector.hpp>
-#include <orch/item_table.hpp>
-#include <orch/layout.hpp>
+#include <orch/exchange/layout.hpp>
+#include <orch/orchestrate/assembly.hpp>
+#include <orch/orchestrate/item_table.hpp>
 #include <orch/types.hpp>
 
 #include <bit>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /// orch::partition_options, the options of orch::partition, on their own (so that
-/// orch/step_plan.hpp can hold them without the partitioners; orch/partition/partition.hpp
-/// includes this header).
+/// orch/orchestrate/step_plan.hpp can hold them without the partitioners;
+/// orch/partition/partition.hpp includes this header).
 #pragma once
 
 #include <orch/config.hpp>

@@ -35,7 +35,7 @@ namespace orch {
 
 namespace detail {
 
-// many_items_per_bin, pair_moves_items_per_bin, exact_max_items, wide: orch/detail/tuning.hpp.
+// many_items_per_bin, pair_moves_items_per_bin, exact_max_items, wide_bins: orch/detail/tuning.hpp.
 
 /// Keeps the best assignment seen and the name of the chain that produced it.
 struct incumbent {
@@ -67,7 +67,7 @@ struct incumbent {
   const cost_t bound = pcmax_bound_sorted(sorted, bins, total);
   const std::int64_t budget = meter.left();
   search_plan plan;
-  plan.partners = bins > wide ? 16 : 0;
+  plan.partners = bins > wide_bins ? 16 : 0;
   plan.repartition_items = 10;
   incumbent best;
   std::vector<partition_result> starts;
@@ -169,7 +169,7 @@ struct incumbent {
   if (algo == partition_algorithm::lpt_ls ||
       n >= many_items_per_bin * static_cast<std::size_t>(bins)) {
     search_plan plan;
-    plan.partners = bins > wide ? 16 : 0;
+    plan.partners = bins > wide_bins ? 16 : 0;
     plan.repartition_items = 0;
     // Pair operations index a partner's pairs (quadratic in its items): worth it only while
     // bins are small; with many items per bin, moves and 1–1 swaps find enough.
@@ -230,7 +230,7 @@ struct incumbent {
     return finish_result(costs, std::move(bin_of), bins, rules, bound, tb, base);
   }
   search_plan plan;
-  plan.partners = bins > wide ? 8 : 0;
+  plan.partners = bins > wide_bins ? 8 : 0;
   plan.repartition_items =
       costs.size() < many_items_per_bin * static_cast<std::size_t>(bins) ? 10 : 0;
   return improve(costs, bins, bin_of, rules, bound, tb, meter, plan, base + "+ls", order);

@@ -2,12 +2,13 @@
 /// Lower bounds on the bytes that must cross nodes: for items placed under a largest-load
 /// target (inter_node_lower_bound), and for items that follow their parent's placement
 /// (follow_parent_inter_node_lower_bound: an encoder's features going to their example's LLM
-/// rank). Both rest on the node quotas of detail/packing.hpp, which node_first also sheds by.
+/// rank). Both rest on the node quotas of detail/placement/packing.hpp, which node_first also sheds
+/// by.
 #pragma once
 
 #include <orch/config.hpp>
-#include <orch/detail/locality_input.hpp>
-#include <orch/detail/packing.hpp>
+#include <orch/detail/placement/locality_input.hpp>
+#include <orch/detail/placement/packing.hpp>
 #include <orch/detail/primitives/checked.hpp>
 #include <orch/detail/primitives/uninit_vector.hpp>
 #include <orch/topology.hpp>

@@ -5,17 +5,18 @@
 #pragma once
 
 #include <orch/config.hpp>
-#include <orch/detail/keep_local.hpp>
-#include <orch/detail/locality_input.hpp>
-#include <orch/detail/node_first.hpp>
-#include <orch/detail/packing.hpp>
+#include <orch/detail/placement/keep_local.hpp>
+#include <orch/detail/placement/locality_input.hpp>
+#include <orch/detail/placement/node_first.hpp>
+#include <orch/detail/placement/packing.hpp>
+#include <orch/detail/placement/pull_home.hpp>
 #include <orch/detail/primitives/checked.hpp>
-#include <orch/detail/pull_home.hpp>
-#include <orch/locality_options.hpp>
 #include <orch/partition/options.hpp>
 #include <orch/partition/partition.hpp>
 #include <orch/partition/result.hpp>
+#include <orch/placement/options.hpp>
 #include <orch/placement/rearrange.hpp>
+#include <orch/placement/result.hpp>
 #include <orch/placement/traffic.hpp>
 #include <orch/quality.hpp>
 #include <orch/topology.hpp>
@@ -25,89 +26,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
-#include <string_view>
 #include <utility>
 #include <vector>
 
 namespace orch {
-
-/// How the engine placed the items (locality_result::method).
-enum class placement_method : std::uint8_t {
-  keep_local,           ///< ranks keep what fits, the rest goes to their node first
-  keep_local_settle,    ///< keep_local, then a local search across all ranks
-  node_first,           ///< nodes shed a knapsack cover of their excess, then balance inside
-  node_first_settle,    ///< node_first, then a local search across all ranks
-  rearranged_reference, ///< the reference bins mapped by rearrange_bins, then pulled home
-};
-
-/// The name tools print for `m`: "keep_local", "keep_local+settle", "node_first",
-/// "node_first+settle" or "rearranged_reference".
-[[nodiscard]] constexpr std::string_view to_string(placement_method m) noexcept {
-  switch (m) {
-  case placement_method::keep_local:
-    return "keep_local";
-  case placement_method::keep_local_settle:
-    return "keep_local+settle";
-  case placement_method::node_first:
-    return "node_first";
-  case placement_method::node_first_settle:
-    return "node_first+settle";
-  case placement_method::rearranged_reference:
-    return "rearranged_reference";
-  }
-  return "?";
-}
-
-/// Result of place and locality_balance.
-struct locality_result {
-  std::vector<rank_t> rank_of; ///< new rank of every item
-  std::vector<cost_t> loads;   ///< per rank
-  cost_t max_load = 0;
-  /// max(ceil(Σc/k), max c), or orch::partition's bound when place ran it (never smaller).
-  cost_t lower_bound = 0;
-  cost_t reference_max_load = 0; ///< largest load of the reference partition (0: none used)
-  cost_t target = 0;             ///< the load every rank was kept under
-  traffic moved;                 ///< moving every item from its current rank to rank_of
-  /// No assignment with largest load ≤ target sends fewer bytes across nodes.
-  bytes_t inter_node_lower_bound = 0;
-  /// keep_local or node_first (the engine's heuristics, docs/plans.md; the _settle variants
-  /// when a final local search across all ranks was needed to reach the target; against
-  /// reference bins the heuristics' result is then pulled home, which keeps its name), or
-  /// rearranged_reference (the reference bins through rearrange_bins, then items pulled back
-  /// to their node under the reference's largest load; used when that crosses fewer node
-  /// boundaries or no heuristic could reach the target). Names: to_string.
-  placement_method method = placement_method::rearranged_reference;
-  /// max_load is optimal: it equals lower_bound, or the partition place ran proved its
-  /// largest load optimal and max_load equals it.
-  bool proven_optimal = false;
-
-  /// max_load / lower_bound (1 when both are 0). Reporting only.
-  [[nodiscard]] double ratio_to_lower_bound() const noexcept {
-    return lower_bound == 0 ? 1.0
-                            : static_cast<double>(max_load) / static_cast<double>(lower_bound);
-  }
-};
-
-/// Options of orch::place.
-struct place_options {
-  /// Room above the reference load, in millionths of the cost lower bound (as
-  /// locality_options::slack_ppm).
-  std::int64_t slack_ppm = locality_options{}.slack_ppm;
-  /// Threads for the per-node fill (same result for any count).
-  int threads = 1;
-  /// Bins of a balancer, one bin per rank (pass orch::partition's), or empty. With bins the
-  /// target is their largest load + slack and the result never sends more bytes across nodes
-  /// than their node-wise rearrangement; without, the target is the cost lower bound + slack
-  /// and, when the heuristics miss it, orch::partition(costs, ranks, partition) supplies the
-  /// bins and the cascade runs again against them.
-  std::span<const rank_t> reference_bin_of;
-  /// Options of that fallback partition (unused with reference bins).
-  partition_options partition;
-  /// Fill locality_result::moved and inter_node_lower_bound (a pass over the items each, plus
-  /// the over-capacity nodes' items ordered). Off, both stay 0 unless a comparison needed the
-  /// traffic anyway: for callers that measure the resulting exchange themselves.
-  bool measure = true;
-};
 
 namespace detail {
 

@@ -4,9 +4,9 @@
 #pragma once
 
 #include <orch/config.hpp>
-#include <orch/detail/locality_input.hpp>
+#include <orch/detail/placement/locality_input.hpp>
+#include <orch/detail/placement/sparse_assignment.hpp>
 #include <orch/detail/primitives/checked.hpp>
-#include <orch/detail/sparse_assignment.hpp>
 #include <orch/placement/traffic.hpp>
 #include <orch/topology.hpp>
 #include <orch/types.hpp>

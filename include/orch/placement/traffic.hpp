@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /// Traffic by locality class: the bytes of moving items between ranks that stay on their rank,
 /// stay inside their node, or cross nodes (the traffic of an exchange plan is measured on the
-/// plan side: measure_traffic(const exchange_plan&, topo) in orch/plan.hpp).
+/// plan side: measure_traffic(const exchange_plan&, topo) in orch/exchange/plan.hpp).
 #pragma once
 
 #include <orch/config.hpp>
-#include <orch/detail/locality_input.hpp>
+#include <orch/detail/placement/locality_input.hpp>
 #include <orch/detail/primitives/checked.hpp>
 #include <orch/topology.hpp>
 #include <orch/types.hpp>

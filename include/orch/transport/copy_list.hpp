@@ -5,8 +5,8 @@
 #pragma once
 
 #include <orch/config.hpp>
-#include <orch/detail/checked.hpp>
-#include <orch/plan.hpp>
+#include <orch/detail/primitives/checked.hpp>
+#include <orch/exchange/plan.hpp>
 #include <orch/types.hpp>
 
 #include <cstddef>

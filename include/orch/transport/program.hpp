@@ -5,8 +5,8 @@
 #pragma once
 
 #include <orch/config.hpp>
-#include <orch/plan.hpp>
-#include <orch/schedule.hpp>
+#include <orch/exchange/plan.hpp>
+#include <orch/exchange/schedule.hpp>
 #include <orch/transport/copy_list.hpp>
 #include <orch/transport/transfers.hpp>
 #include <orch/transport/workspace.hpp>

@@ -5,7 +5,7 @@
 #pragma once
 
 #include <orch/config.hpp>
-#include <orch/plan.hpp>
+#include <orch/exchange/plan.hpp>
 #include <orch/types.hpp>
 
 #include <algorithm>

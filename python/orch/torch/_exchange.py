@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """exchange / exchange_nodewise: an orch plan run as one all_to_all_single, differentiable.
 
-A plan's row form (plan.rows(rank, bytes_per_row), include/orch/row_exchange.hpp) gives the
+A plan's row form (plan.rows(rank, bytes_per_row), include/orch/exchange/row_exchange.hpp) gives the
 split sizes and the two gather indices; the payload moves as raw bytes (the rows viewed as
 uint8), so any dtype and trailing shape moves bit for bit. Backward runs the inverse plan.
 """

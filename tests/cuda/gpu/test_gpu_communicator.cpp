@@ -7,10 +7,10 @@
 #include <orch/cuda/communicator.hpp>
 #include <orch/cuda/error.hpp>
 #include <orch/cuda/nccl_group.hpp>
-#include <orch/exchange.hpp>
-#include <orch/layout.hpp>
-#include <orch/plan.hpp>
-#include <orch/schedule.hpp>
+#include <orch/exchange/execute.hpp>
+#include <orch/exchange/layout.hpp>
+#include <orch/exchange/plan.hpp>
+#include <orch/exchange/schedule.hpp>
 #include <orch/topology.hpp>
 
 #include <cuda/cuda_scenarios.hpp>

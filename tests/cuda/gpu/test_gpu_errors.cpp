@@ -8,9 +8,9 @@
 #include <orch/cuda/device_plan.hpp>
 #include <orch/cuda/error.hpp>
 #include <orch/cuda/loopback.hpp>
-#include <orch/layout.hpp>
-#include <orch/plan.hpp>
-#include <orch/schedule.hpp>
+#include <orch/exchange/layout.hpp>
+#include <orch/exchange/plan.hpp>
+#include <orch/exchange/schedule.hpp>
 #include <orch/topology.hpp>
 #include <orch/transport/program.hpp>
 

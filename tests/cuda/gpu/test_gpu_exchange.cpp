@@ -8,9 +8,9 @@
 #include <orch/cuda/communicator.hpp>
 #include <orch/cuda/error.hpp>
 #include <orch/cuda/loopback.hpp>
-#include <orch/exchange.hpp>
-#include <orch/plan.hpp>
-#include <orch/schedule.hpp>
+#include <orch/exchange/execute.hpp>
+#include <orch/exchange/plan.hpp>
+#include <orch/exchange/schedule.hpp>
 
 #include <cuda_runtime_api.h>
 

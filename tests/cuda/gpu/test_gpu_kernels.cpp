@@ -9,8 +9,8 @@
 #include <orch/cuda/device_plan.hpp>
 #include <orch/cuda/error.hpp>
 #include <orch/cuda/kernels.hpp>
-#include <orch/exchange.hpp>
-#include <orch/plan.hpp>
+#include <orch/exchange/execute.hpp>
+#include <orch/exchange/plan.hpp>
 #include <orch/transport/program.hpp>
 
 #include <cuda_runtime_api.h>

@@ -11,9 +11,9 @@
 #include <orch/cuda/error.hpp>
 #include <orch/cuda/loopback.hpp>
 #include <orch/cuda/poll_rules.hpp>
-#include <orch/layout.hpp>
-#include <orch/plan.hpp>
-#include <orch/schedule.hpp>
+#include <orch/exchange/layout.hpp>
+#include <orch/exchange/plan.hpp>
+#include <orch/exchange/schedule.hpp>
 #include <orch/topology.hpp>
 
 #include <errors/catalogue.hpp>

@@ -5,9 +5,9 @@
 #include <orch/cuda/copy_program.hpp>
 #include <orch/cuda/error.hpp>
 #include <orch/cuda/version.hpp>
-#include <orch/layout.hpp>
-#include <orch/plan.hpp>
-#include <orch/schedule.hpp>
+#include <orch/exchange/layout.hpp>
+#include <orch/exchange/plan.hpp>
+#include <orch/exchange/schedule.hpp>
 #include <orch/topology.hpp>
 #include <orch/transport/program.hpp>
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // A consumer of orch's compiled mode: plans a step through orch::compiled and checks that its
 // TU saw the declaration of orch::orchestrate only, not the implementation behind it.
-#include <orch/model_presets.hpp>
-#include <orch/orchestrate.hpp>
+#include <orch/orchestrate/model_presets.hpp>
+#include <orch/orchestrate/orchestrate.hpp>
 
 #include <cstdio>
 #include <vector>
@@ -13,14 +13,15 @@
 
 // Compiled mode keeps the partitioners, placers and orchestrate's internals out of this TU:
 // each name below would clash with a function of orch (a compile error) had
-// <orch/orchestrate.hpp> pulled in the header that declares it.
+// <orch/orchestrate/orchestrate.hpp> pulled in the header that declares it.
 namespace orch {
 [[maybe_unused]] constexpr int partition = 0;        // orch/partition/partition.hpp
 [[maybe_unused]] constexpr int locality_balance = 0; // orch/locality.hpp
 namespace detail {
-[[maybe_unused]] constexpr int resolve_inputs = 0;          // orch/detail/step_inputs.hpp
-[[maybe_unused]] constexpr int balance_phase = 0;           // orch/detail/step_phases.hpp
-[[maybe_unused]] constexpr int media_layouts_following = 0; // orch/detail/step_layouts.hpp
+[[maybe_unused]] constexpr int resolve_inputs = 0; // orch/detail/orchestrate/step_inputs.hpp
+[[maybe_unused]] constexpr int balance_phase = 0;  // orch/detail/orchestrate/step_phases.hpp
+[[maybe_unused]] constexpr int media_layouts_following =
+    0; // orch/detail/orchestrate/step_layouts.hpp
 } // namespace detail
 } // namespace orch
 

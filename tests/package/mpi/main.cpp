@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Uses orch::mpi as an installed or embedded package: every rank sends one item to the next
 // rank; exits non-zero unless every rank received what its predecessor sent.
-#include <orch/layout.hpp>
+#include <orch/exchange/layout.hpp>
+#include <orch/exchange/plan.hpp>
 #include <orch/mpi/communicator.hpp>
-#include <orch/plan.hpp>
 
 #include <mpi.h>
 

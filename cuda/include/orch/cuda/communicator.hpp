@@ -8,8 +8,8 @@
 #include <orch/cuda/device_plan.hpp>
 #include <orch/cuda/error.hpp>
 #include <orch/cuda/nccl_version.hpp>
-#include <orch/plan.hpp>
-#include <orch/schedule.hpp>
+#include <orch/exchange/plan.hpp>
+#include <orch/exchange/schedule.hpp>
 #include <orch/transport/watchdog.hpp>
 #include <orch/types.hpp>
 

@@ -6,7 +6,7 @@
 #pragma once
 
 #include <orch/config.hpp>
-#include <orch/detail/checked.hpp>
+#include <orch/detail/primitives/checked.hpp>
 #include <orch/transport/copy_list.hpp>
 #include <orch/types.hpp>
 

@@ -7,8 +7,8 @@
 #include <orch/cuda/copy_program.hpp>
 #include <orch/cuda/device_buffer.hpp>
 #include <orch/cuda/device_plan.hpp>
-#include <orch/plan.hpp>
-#include <orch/schedule.hpp>
+#include <orch/exchange/plan.hpp>
+#include <orch/exchange/schedule.hpp>
 #include <orch/transport/routes.hpp>
 #include <orch/types.hpp>
 

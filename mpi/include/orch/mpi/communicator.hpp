@@ -4,11 +4,11 @@
 /// communicator the application owns. A backend of the exchange core (orch/transport/).
 #pragma once
 
-#include <orch/item_table.hpp>
-#include <orch/metadata.hpp>
+#include <orch/exchange/plan.hpp>
+#include <orch/exchange/schedule.hpp>
 #include <orch/mpi/error.hpp>
-#include <orch/plan.hpp>
-#include <orch/schedule.hpp>
+#include <orch/orchestrate/item_table.hpp>
+#include <orch/orchestrate/metadata.hpp>
 #include <orch/transport/program.hpp>
 #include <orch/transport/watchdog.hpp>
 #include <orch/types.hpp>
@@ -89,7 +89,7 @@ public:
 
   /// The metadata all-gather: every rank's serialised batch (local_batch::serialize) over
   /// MPI_Iallgather (word counts) and MPI_Iallgatherv (words), decoded into the item table
-  /// that is then identical on every rank (orch/metadata.hpp, table_from_metadata).
+  /// that is then identical on every rank (orch/orchestrate/metadata.hpp, table_from_metadata).
   /// Collective. Throws: timeout_error, mpi_error, aborted_error, and whatever
   /// table_from_metadata throws for a malformed buffer (naming the rank).
   [[nodiscard]] item_table gather_metadata(const local_batch& batch);

@@ -1,19 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 /// The shared part of an exchange plan — buffer totals, self bytes, the sparse (source,
-/// destination) pair table — and its hash. Used by detail/plan_build.hpp (include orch/plan.hpp).
+/// destination) pair table — with its hash (plan_hash.hpp). Used by detail/exchange/plan_build.hpp
+/// (include orch/exchange/plan.hpp).
 #pragma once
 
 #include <orch/config.hpp>
-#include <orch/detail/plan_data.hpp>
-#include <orch/detail/primitives/hash.hpp>
-#include <orch/layout.hpp>
+#include <orch/detail/exchange/plan_data.hpp>
+#include <orch/detail/exchange/plan_hash.hpp>
+#include <orch/exchange/layout.hpp>
 #include <orch/types.hpp>
 
 #include <algorithm>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
-#include <initializer_list>
 #include <memory>
 #include <span>
 #include <vector>
@@ -34,55 +34,6 @@ namespace orch::detail {
   }
   ORCH_ASSERT(false);
   throw_overflow(where, ": the ", buffer, " buffer of rank ", r, " exceeds 2^63 - 1 bytes");
-}
-
-/// A plan's hash (see exchange_plan::hash): one word_hash chain per item field, absorbing
-/// that field of every item in index order, so the five chains are independent and run side
-/// by side (one chain over all five fields waits on a multiply per word).
-class plan_hasher {
-public:
-  void add(rank_t from_rank, index_t from_slot, rank_t to_rank, index_t to_slot,
-           bytes_t bytes) noexcept {
-    h0_ = word_hash::absorb(h0_, static_cast<std::uint64_t>(from_rank));
-    h1_ = word_hash::absorb(h1_, static_cast<std::uint64_t>(from_slot));
-    h2_ = word_hash::absorb(h2_, static_cast<std::uint64_t>(to_rank));
-    h3_ = word_hash::absorb(h3_, static_cast<std::uint64_t>(to_slot));
-    h4_ = word_hash::absorb(h4_, static_cast<std::uint64_t>(bytes));
-  }
-  /// The hash of plan `p` once each of its items has been added (once).
-  [[nodiscard]] std::uint64_t value(const plan_data& p) const noexcept {
-    const auto n = static_cast<std::uint64_t>(p.from.items()); // words per chain
-    word_hash h;
-    h.add(0x6F72636870310002ULL); // "orchp1" + format version 2
-    h.add_signed(p.from.ranks());
-    h.add_signed(p.from.items());
-    for (const std::uint64_t f : {h0_, h1_, h2_, h3_, h4_}) {
-      h.add(word_hash::finish(f, n));
-    }
-    return h.value();
-  }
-
-private:
-  // Bare states (no counters: every chain absorbs one word per item).
-  std::uint64_t h0_ = word_hash::initial;
-  std::uint64_t h1_ = word_hash::initial;
-  std::uint64_t h2_ = word_hash::initial;
-  std::uint64_t h3_ = word_hash::initial;
-  std::uint64_t h4_ = word_hash::initial;
-};
-
-/// hash() of a plan (see exchange_plan::hash for the words). Complexity: O(items).
-[[nodiscard]] inline std::uint64_t plan_hash(const plan_data& p) noexcept {
-  plan_hasher h;
-  const auto fr = p.from.rank_of_items();
-  const auto fs = p.from.slot_of_items();
-  const auto tr = p.to.rank_of_items();
-  const auto ts = p.to.slot_of_items();
-  const auto& bytes = *p.bytes;
-  for (std::size_t i = 0; i < bytes.size(); ++i) {
-    h.add(fr[i], fs[i], tr[i], ts[i], bytes[i]);
-  }
-  return h.value(p);
 }
 
 /// Throws the error that a buffer sum past 2^63 - 1 calls for, in the order of the checks:

@@ -4,11 +4,11 @@
 #pragma once
 
 #include <orch/config.hpp>
-#include <orch/detail/plan_pairs.hpp>
+#include <orch/detail/exchange/plan_pairs.hpp>
 #include <orch/detail/primitives/hash.hpp>
-#include <orch/layout.hpp>
+#include <orch/exchange/layout.hpp>
+#include <orch/exchange/plan.hpp>
 #include <orch/placement/traffic.hpp>
-#include <orch/plan.hpp>
 #include <orch/topology.hpp>
 #include <orch/types.hpp>
 
@@ -213,7 +213,7 @@ struct plan_access {
 
 } // namespace orch::detail
 
-// Public API of orch/plan.hpp, defined here (see there).
+// Public API of orch/exchange/plan.hpp, defined here (see there).
 namespace orch {
 
 /// Traffic of `plan` under `topo`. Complexity: O(communicating pairs).

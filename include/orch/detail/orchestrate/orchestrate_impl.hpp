@@ -1,29 +1,29 @@
 // SPDX-License-Identifier: Apache-2.0
-/// The definition of orch::orchestrate (declared in orch/orchestrate.hpp): included by that
-/// header in header-only mode (inline), compiled once into orch::compiled (src/orchestrate.cpp)
-/// in compiled mode.
+/// The definition of orch::orchestrate (declared in orch/orchestrate/orchestrate.hpp): included by
+/// that header in header-only mode (inline), compiled once into orch::compiled
+/// (src/orchestrate.cpp) in compiled mode.
 #pragma once
 
-#include <orch/assembly.hpp>
 #include <orch/config.hpp>
+#include <orch/detail/orchestrate/step_inputs.hpp>
+#include <orch/detail/orchestrate/step_layouts.hpp>
+#include <orch/detail/orchestrate/step_phases.hpp>
 #include <orch/detail/primitives/checked.hpp>
 #include <orch/detail/primitives/hash.hpp>
 #include <orch/detail/primitives/parallel.hpp>
-#include <orch/detail/step_inputs.hpp>
-#include <orch/detail/step_layouts.hpp>
-#include <orch/detail/step_phases.hpp>
-#include <orch/item_table.hpp>
-#include <orch/layout.hpp>
+#include <orch/exchange/layout.hpp>
+#include <orch/exchange/plan.hpp>
 #include <orch/locality.hpp>
-#include <orch/media_chunks.hpp>
-#include <orch/model.hpp>
-#include <orch/orchestrate.hpp>
+#include <orch/orchestrate/assembly.hpp>
 #include <orch/orchestrate/build_assembly.hpp>
+#include <orch/orchestrate/item_table.hpp>
+#include <orch/orchestrate/media_chunks.hpp>
+#include <orch/orchestrate/model.hpp>
+#include <orch/orchestrate/orchestrate.hpp>
+#include <orch/orchestrate/step_plan.hpp>
+#include <orch/orchestrate/strategy.hpp>
 #include <orch/partition/partition.hpp>
-#include <orch/plan.hpp>
 #include <orch/quality.hpp>
-#include <orch/step_plan.hpp>
-#include <orch/strategy.hpp>
 #include <orch/topology.hpp>
 #include <orch/types.hpp>
 
@@ -40,7 +40,8 @@
 // In compiled mode only orch::compiled's own source may define orchestrate() (once, not
 // inline); a user TU that included this header there would define it a second time.
 #if defined(ORCH_COMPILED) && !defined(ORCH_COMPILED_LIBRARY_SOURCE)
-#error "with ORCH_COMPILED, orch::compiled defines orchestrate(): include <orch/orchestrate.hpp>"
+#error                                                                                             \
+    "with ORCH_COMPILED, orch::compiled defines orchestrate(): include <orch/orchestrate/orchestrate.hpp>"
 #endif
 
 namespace orch {

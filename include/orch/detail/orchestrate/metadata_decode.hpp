@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-/// Decoding of metadata buffers (orch/metadata.hpp): the format constants, and the checks of
-/// one rank's buffer word by word before anything is read from or allocated for it.
+/// Decoding of metadata buffers (orch/orchestrate/metadata.hpp): the format constants, and the
+/// checks of one rank's buffer word by word before anything is read from or allocated for it.
 #pragma once
 
 #include <orch/config.hpp>
 #include <orch/detail/primitives/hash.hpp>
-#include <orch/item_table.hpp>
+#include <orch/orchestrate/item_table.hpp>
 #include <orch/types.hpp>
 
 #include <algorithm>

@@ -3,7 +3,7 @@
 /// target (largest first; most bytes per cost first) for the locality-first heuristic.
 #pragma once
 
-#include <orch/detail/packing.hpp>
+#include <orch/detail/placement/packing.hpp>
 #include <orch/types.hpp>
 
 #include <algorithm>

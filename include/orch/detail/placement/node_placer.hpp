@@ -5,10 +5,10 @@
 #pragma once
 
 #include <orch/config.hpp>
-#include <orch/detail/packing.hpp>
+#include <orch/detail/placement/packing.hpp>
+#include <orch/detail/placement/rank_filling.hpp>
 #include <orch/detail/primitives/checked.hpp>
 #include <orch/detail/primitives/radix_sort.hpp>
-#include <orch/detail/rank_filling.hpp>
 #include <orch/detail/tuning.hpp>
 #include <orch/types.hpp>
 

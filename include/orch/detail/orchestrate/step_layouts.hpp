@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-/// Internals of orch/orchestrate.hpp: the layouts of a step that follow the examples (the
-/// examples on their owner, each encoder's media on the rank of their example), and the
+/// Internals of orch/orchestrate/orchestrate.hpp: the layouts of a step that follow the examples
+/// (the examples on their owner, each encoder's media on the rank of their example), and the
 /// features' layout on the LLM ranks in the order the encoder ranks deliver them.
 #pragma once
 
 #include <orch/config.hpp>
-#include <orch/detail/step_inputs.hpp>
-#include <orch/detail/uninit_vector.hpp>
-#include <orch/item_table.hpp>
-#include <orch/layout.hpp>
+#include <orch/detail/orchestrate/step_inputs.hpp>
+#include <orch/detail/primitives/uninit_vector.hpp>
+#include <orch/exchange/layout.hpp>
+#include <orch/orchestrate/item_table.hpp>
 #include <orch/types.hpp>
 
 #include <cstddef>

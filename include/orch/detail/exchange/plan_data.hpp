@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-/// The arrays behind an exchange plan (orch/plan.hpp), in a header of their own so that the
-/// builders (detail/plan_pairs.hpp) need not include the plan class.
+/// The arrays behind an exchange plan (orch/exchange/plan.hpp), in a header of their own so that
+/// the builders (detail/exchange/plan_pairs.hpp) need not include the plan class.
 #pragma once
 
-#include <orch/layout.hpp>
+#include <orch/exchange/layout.hpp>
 #include <orch/types.hpp>
 
 #include <cstdint>

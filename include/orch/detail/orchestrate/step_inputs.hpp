@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-/// Internals of orch/orchestrate.hpp: the validated per-item quantities of a step (costs,
-/// output tokens, sequence lengths, bytes), before any placement.
+/// Internals of orch/orchestrate/orchestrate.hpp: the validated per-item quantities of a step
+/// (costs, output tokens, sequence lengths, bytes), before any placement.
 #pragma once
 
 #include <orch/config.hpp>
 #include <orch/detail/primitives/checked.hpp>
 #include <orch/detail/primitives/parallel.hpp>
 #include <orch/detail/primitives/uninit_vector.hpp>
-#include <orch/item_table.hpp>
-#include <orch/model.hpp>
+#include <orch/orchestrate/item_table.hpp>
+#include <orch/orchestrate/model.hpp>
 #include <orch/types.hpp>
 
 #include <algorithm>

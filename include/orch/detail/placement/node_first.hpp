@@ -4,8 +4,8 @@
 #pragma once
 
 #include <orch/config.hpp>
-#include <orch/detail/locality_input.hpp>
-#include <orch/detail/packing.hpp>
+#include <orch/detail/placement/locality_input.hpp>
+#include <orch/detail/placement/packing.hpp>
 #include <orch/detail/primitives/checked.hpp>
 #include <orch/detail/primitives/group_by_key.hpp>
 #include <orch/detail/tuning.hpp>

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 /// Internals of orch/locality.hpp: keep and pack orders and the per-node shed lower bound
-/// (best-fit packing is in detail/best_fit.hpp, included for the users of both).
+/// (best-fit packing is in detail/placement/best_fit.hpp, included for the users of both).
 #pragma once
 
 #include <orch/config.hpp>
-#include <orch/detail/best_fit.hpp>
-#include <orch/detail/locality_input.hpp>
+#include <orch/detail/placement/best_fit.hpp>
+#include <orch/detail/placement/locality_input.hpp>
+#include <orch/detail/placement/sparse_assignment.hpp>
 #include <orch/detail/primitives/checked.hpp>
 #include <orch/detail/primitives/uninit_vector.hpp>
-#include <orch/detail/sparse_assignment.hpp>
 #include <orch/detail/tuning.hpp>
 #include <orch/topology.hpp>
 #include <orch/types.hpp>

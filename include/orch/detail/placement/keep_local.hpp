@@ -4,10 +4,10 @@
 #pragma once
 
 #include <orch/config.hpp>
-#include <orch/detail/best_fit.hpp>
-#include <orch/detail/locality_input.hpp>
-#include <orch/detail/node_placer.hpp>
-#include <orch/detail/packing.hpp>
+#include <orch/detail/placement/best_fit.hpp>
+#include <orch/detail/placement/locality_input.hpp>
+#include <orch/detail/placement/node_placer.hpp>
+#include <orch/detail/placement/packing.hpp>
 #include <orch/detail/primitives/checked.hpp>
 #include <orch/detail/primitives/parallel.hpp>
 #include <orch/topology.hpp>

@@ -1,5 +1,0 @@
-// SPDX-License-Identifier: Apache-2.0
-/// Forwarding header (old path, kept for one release): orch/detail/primitives/radix_sort.hpp.
-#pragma once
-
-#include <orch/detail/primitives/radix_sort.hpp>
