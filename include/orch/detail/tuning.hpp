@@ -10,6 +10,12 @@
 #include <cstddef>
 #include <cstdint>
 
+// Thresholds that change only speed, never a result, stay beside the code they tune (each with
+// its reason there): partition/order.hpp (visit_desc_sort_max, radix_digit_bits),
+// partition/improver_lists.hpp (sort_lists_max, replace_max, insert_max),
+// partition/bin_order.hpp (block_size), detail/orchestrate/step_inputs.hpp
+// (examples_per_range). Changing them leaves every plan and golden hash as it is.
+
 namespace orch::detail {
 
 // ---- partition (orch/partition/partition.hpp) ----
