@@ -411,7 +411,9 @@ class RankView:
     def unpack_is_identity(self) -> bool: ...
 
 class RowExchange:
-    """One rank's exchange in rows of a tensor (orch/exchange/row_exchange.hpp)."""
+    """
+    One rank's exchange in rows of a tensor (orch/exchange/row_exchange.hpp).
+    """
 
     @property
     def rank(self) -> int: ...
