@@ -12,14 +12,15 @@
 #include <fstream>
 #include <iostream>
 #include <ostream>
+#include <string>
 
 namespace {
 
 int run_simulate(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   orch_bench::option_parser opts(
       "simulate [--trace FILE] [--model FILE.json] --ranks R --ranks-per-node G "
-      "--examples-per-rank B --steps S --seed X [--strategies LIST] [--threads T] [--json] "
-      "[--csv FILE] [--plot DIR]",
+      "--examples-per-rank B --steps S --seed X [--strategies LIST] [--threads T] [--slack-ppm P] "
+      "[--json] [--csv FILE] [--plot DIR]",
       "Each step samples R×B trace examples at random (rank = position / B), plans the step\n"
       "with every strategy (orch::orchestrate) and reports per strategy the per-phase\n"
       "balance, the idle fraction, a modelled step time and its speed-up over 'none', the\n"
@@ -34,6 +35,10 @@ int run_simulate(const std::vector<std::string>& args, std::ostream& out, std::o
   opts.value("seed", "X", "random seed", "1");
   opts.value("strategies", "LIST", "comma-separated", "none,llm_only,per_phase,orch");
   opts.value("threads", "T", "threads each plan uses (orchestrate_options::threads)", "1");
+  opts.value("slack-ppm", "P",
+             "room above each phase's lower bound, in parts per million, that orch may spend "
+             "on locality (orchestrate_options::locality.slack_ppm)",
+             std::to_string(orch::locality_options{}.slack_ppm));
   opts.flag("json", "print one JSON object instead of the tables");
   opts.value("csv", "FILE", "also write one row per step and strategy");
   opts.value("plot", "DIR", "write DIR/simulate.json and PNG plots (python3 + matplotlib)");
@@ -60,6 +65,7 @@ int run_simulate(const std::vector<std::string>& args, std::ostream& out, std::o
         opts.get_int("seed", 0, std::numeric_limits<std::int64_t>::max()));
     config.strategies = orch_bench::parse_strategies(opts.get("strategies"));
     config.threads = static_cast<int>(opts.get_int("threads", 1, 256));
+    config.slack_ppm = opts.get_int("slack-ppm", 0, 1'000'000);
     const auto t = orch_bench::read_trace_file(config.trace_name);
     orch_bench::check_trace_fields(t, model, config.trace_name);
     const auto result =

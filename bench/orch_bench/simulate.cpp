@@ -182,6 +182,7 @@ simulate_result simulate(const trace& t, const bench_model& full_model,
       orch::orchestrate_options options;
       options.strategy = order[k];
       options.threads = config.threads;
+      options.locality.slack_ppm = config.slack_ppm;
       const auto start = std::chrono::steady_clock::now();
       const auto plan = orch::orchestrate(table, model.model, topo, options);
       const auto stop = std::chrono::steady_clock::now();
@@ -393,6 +394,7 @@ nlohmann::json to_json(const simulate_result& r) {
                 {"steps", r.config.steps},
                 {"seed", r.config.seed},
                 {"strategies", names},
+                {"slack_ppm", r.config.slack_ppm},
                 {"cost_unit_flops", r.sim.cost_unit_flops},
                 {"achieved_flops", r.sim.achieved_flops},
                 {"backward_factor", r.sim.backward_factor},

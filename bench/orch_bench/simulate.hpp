@@ -7,6 +7,7 @@
 #include "trace.hpp"
 
 #include <orch/orchestrate/item_table.hpp>
+#include <orch/placement/options.hpp>
 #include <orch/orchestrate/strategy.hpp>
 #include <orch/types.hpp>
 
@@ -29,6 +30,9 @@ struct simulate_config {
   std::uint64_t seed = 1;
   std::vector<orch::strategy> strategies{orch::all_strategies.begin(), orch::all_strategies.end()};
   int threads = 1; ///< orchestrate_options::threads (plans are identical for every value)
+  /// orchestrate_options::locality.slack_ppm: the room above each phase's bound that `orch`
+  /// may spend on keeping bytes local.
+  std::int64_t slack_ppm = orch::locality_options{}.slack_ppm;
 };
 
 /// Per-phase balance of one strategy, averaged over steps.

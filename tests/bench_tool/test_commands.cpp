@@ -77,6 +77,34 @@ TEST_CASE("simulate --json prints exactly one JSON object") {
   CHECK(j.at("config").at("steps") == 2);
 }
 
+TEST_CASE("simulate --slack-ppm reaches the plans and the JSON config") {
+  const auto trace = write("t.csv", small_trace);
+  const auto with_slack = [&](const std::string& ppm) {
+    return run("simulate", {"--trace", trace, "--ranks", "8", "--ranks-per-node", "4",
+                            "--examples-per-rank", "4", "--steps", "2", "--seed", "3",
+                            "--strategies", "per_phase,orch", "--slack-ppm", ppm, "--json"});
+  };
+  const auto r = with_slack("250000");
+  CAPTURE(r.err);
+  REQUIRE(r.code == orch_bench::exit_ok);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j.at("config").at("slack_ppm") == 250000);
+  // Every phase of orch ends within its target, LB + 25 % of LB or, when no placement meets
+  // that, the partition's largest load (what per_phase runs) + 25 % of LB: so, averaged over
+  // the steps, max / LB of orch ≤ that of per_phase + 0.25.
+  const auto& per_phase = j.at("strategies").at(0).at("phases");
+  const auto& orch = j.at("strategies").at(1).at("phases");
+  REQUIRE(per_phase.size() == orch.size());
+  for (std::size_t p = 0; p < orch.size(); ++p) {
+    CAPTURE(orch.at(p).at("name"));
+    CHECK(orch.at(p).at("max_over_lower_bound").get<double>() <=
+          per_phase.at(p).at("max_over_lower_bound").get<double>() + 0.25 + 1e-9);
+  }
+  const auto bad = with_slack("-1");
+  CHECK(bad.code == orch_bench::exit_usage);
+  CHECK(bad.err.find("--slack-ppm") != std::string::npos);
+}
+
 TEST_CASE("simulate tables and --csv") {
   const auto trace = write("t.csv", small_trace);
   const auto csv = (scratch() / "steps.csv").string();

@@ -47,16 +47,17 @@ struct copy_list {
   friend bool operator==(const copy_list&, const copy_list&) = default;
 };
 
-/// The merged copy list of explicit copies (entry e: sizes[e] bytes from src_offsets[e] to
-/// dst_offsets[e]) between buffers of src_bytes and dst_bytes bytes.
+/// Checks explicit copies (entry e: sizes[e] bytes from src_offsets[e] to dst_offsets[e])
+/// between buffers of src_bytes and dst_bytes bytes, the input of every copy-list builder
+/// (make_copy_list here, the CUDA module's make_copy_program); `where` names the caller in
+/// the message. Zero-byte entries are checked too: a malformed entry is an error even when it
+/// moves nothing.
 /// Complexity: O(entries).
 /// Throws: orch::invalid_argument (lists of different lengths, a negative offset, size or
 /// buffer size, a copy outside its buffers — naming the entry), orch::overflow.
-[[nodiscard]] inline copy_list make_copy_list(std::span<const bytes_t> src_offsets,
-                                              std::span<const bytes_t> dst_offsets,
-                                              std::span<const bytes_t> sizes, bytes_t src_bytes,
-                                              bytes_t dst_bytes) {
-  const char* where = "orch::transport::make_copy_list";
+inline void check_copies(const char* where, std::span<const bytes_t> src_offsets,
+                         std::span<const bytes_t> dst_offsets, std::span<const bytes_t> sizes,
+                         bytes_t src_bytes, bytes_t dst_bytes) {
   if (src_offsets.size() != sizes.size() || dst_offsets.size() != sizes.size()) {
     throw_invalid_argument(where, ": ", src_offsets.size(), " source offsets, ", dst_offsets.size(),
                            " destination offsets and ", sizes.size(), " sizes");
@@ -65,9 +66,6 @@ struct copy_list {
     throw_invalid_argument(where, ": negative buffer size (source ", src_bytes, ", destination ",
                            dst_bytes, ")");
   }
-  copy_list c;
-  c.src_bytes = src_bytes;
-  c.dst_bytes = dst_bytes;
   for (std::size_t e = 0; e < sizes.size(); ++e) {
     if (sizes[e] < 0 || src_offsets[e] < 0 || dst_offsets[e] < 0) {
       throw_invalid_argument(where, ": entry ", e, " has a negative offset or size (", sizes[e],
@@ -79,6 +77,23 @@ struct copy_list {
                              src_offsets[e], " to offset ", dst_offsets[e],
                              ", outside the buffers of ", src_bytes, " and ", dst_bytes, " bytes");
     }
+  }
+}
+
+/// The merged copy list of explicit copies (entry e: sizes[e] bytes from src_offsets[e] to
+/// dst_offsets[e]) between buffers of src_bytes and dst_bytes bytes.
+/// Complexity: O(entries).
+/// Throws: as check_copies.
+[[nodiscard]] inline copy_list make_copy_list(std::span<const bytes_t> src_offsets,
+                                              std::span<const bytes_t> dst_offsets,
+                                              std::span<const bytes_t> sizes, bytes_t src_bytes,
+                                              bytes_t dst_bytes) {
+  check_copies("orch::transport::make_copy_list", src_offsets, dst_offsets, sizes, src_bytes,
+               dst_bytes);
+  copy_list c;
+  c.src_bytes = src_bytes;
+  c.dst_bytes = dst_bytes;
+  for (std::size_t e = 0; e < sizes.size(); ++e) {
     if (sizes[e] == 0) {
       continue; // nothing to move; its offsets decide nothing
     }

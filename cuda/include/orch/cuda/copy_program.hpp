@@ -60,9 +60,9 @@ struct copy_program {
 
 /// The copy program of explicit copy lists into buffers of `src_bytes` / `dst_bytes`.
 /// Complexity: O(entries + tiles).
-/// Throws: orch::invalid_argument (lists of different lengths, a negative offset or size, a
-/// copy outside its buffer — naming the entry —, tile_bytes not a positive multiple of 16),
-/// orch::overflow (offset + size does not fit bytes_t).
+/// Throws: orch::invalid_argument (tile_bytes not a positive multiple of 16; the copies as
+/// transport::check_copies rejects them, naming the entry), orch::overflow (offset + size does
+/// not fit bytes_t).
 [[nodiscard]] inline copy_program make_copy_program(std::span<const bytes_t> src_offsets,
                                                     std::span<const bytes_t> dst_offsets,
                                                     std::span<const bytes_t> sizes,
@@ -72,14 +72,7 @@ struct copy_program {
   if (tile_bytes <= 0 || tile_bytes % 16 != 0) {
     throw_invalid_argument(where, ": tile_bytes ", tile_bytes, " is not a positive multiple of 16");
   }
-  if (src_offsets.size() != sizes.size() || dst_offsets.size() != sizes.size()) {
-    throw_invalid_argument(where, ": ", src_offsets.size(), " source offsets, ", dst_offsets.size(),
-                           " destination offsets and ", sizes.size(), " sizes");
-  }
-  if (src_bytes < 0 || dst_bytes < 0) {
-    throw_invalid_argument(where, ": negative buffer size (source ", src_bytes, ", destination ",
-                           dst_bytes, ")");
-  }
+  transport::check_copies(where, src_offsets, dst_offsets, sizes, src_bytes, dst_bytes);
   copy_program p;
   p.tile_bytes = tile_bytes;
   p.src_bytes = src_bytes;
@@ -89,16 +82,6 @@ struct copy_program {
   p.sizes.assign(sizes.begin(), sizes.end());
   p.first_tile.assign(sizes.size() + 1, 0);
   for (std::size_t e = 0; e < sizes.size(); ++e) {
-    if (sizes[e] < 0 || src_offsets[e] < 0 || dst_offsets[e] < 0) {
-      throw_invalid_argument(where, ": entry ", e, " has a negative offset or size (", sizes[e],
-                             " bytes from ", src_offsets[e], " to ", dst_offsets[e], ")");
-    }
-    if (orch::detail::checked_add(src_offsets[e], sizes[e], where) > src_bytes ||
-        orch::detail::checked_add(dst_offsets[e], sizes[e], where) > dst_bytes) {
-      throw_invalid_argument(where, ": entry ", e, " copies ", sizes[e], " bytes from offset ",
-                             src_offsets[e], " to offset ", dst_offsets[e],
-                             ", outside the buffers of ", src_bytes, " and ", dst_bytes, " bytes");
-    }
     // Tiles ≤ Σ sizes / 16 + entries, far below 2^63: no overflow.
     p.first_tile[e + 1] = p.first_tile[e] + orch::detail::ceil_div(sizes[e], tile_bytes);
   }
