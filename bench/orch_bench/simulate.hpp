@@ -7,8 +7,8 @@
 #include "trace.hpp"
 
 #include <orch/orchestrate/item_table.hpp>
-#include <orch/placement/options.hpp>
 #include <orch/orchestrate/strategy.hpp>
+#include <orch/placement/options.hpp>
 #include <orch/types.hpp>
 
 #include <cstdint>

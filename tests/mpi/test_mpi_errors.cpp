@@ -6,6 +6,7 @@
 // rank waits for a peer that has already thrown.
 #include <errors/catalogue.hpp>
 #include <errors/triggers.hpp>
+#include <plan/plan_support.hpp>
 
 #include <orch/exchange/layout.hpp>
 #include <orch/exchange/plan.hpp>
@@ -92,17 +93,9 @@ om::communicator world(om::communicator_options o = timeout_of(30s)) {
   return om::communicator(MPI_COMM_WORLD, o);
 }
 
-// Item r (`bytes` bytes) from rank r to rank r + 1 (mod `ranks`).
+// Every rank's item of `bytes` bytes moves to the next rank (of `ranks`, the world's by default).
 orch::exchange_plan ring_plan(bytes_t bytes, rank_t ranks = size_of_world()) {
-  std::vector<rank_t> from;
-  std::vector<rank_t> to;
-  for (rank_t r = 0; r < ranks; ++r) {
-    from.push_back(r);
-    to.push_back((r + 1) % ranks);
-  }
-  return orch::make_plan(orch::layout::from_assignment(from, ranks),
-                         orch::layout::from_assignment(to, ranks),
-                         std::vector<bytes_t>(static_cast<std::size_t>(ranks), bytes));
+  return orch::test::ring_plan(ranks, bytes);
 }
 
 // A ring of items of 2^31 bytes, one over MPI's int count, exchanged from and into untouchable

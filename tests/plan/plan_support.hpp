@@ -21,6 +21,19 @@
 
 namespace orch::test {
 
+/// The ring plan: rank r's one item of `bytes` bytes moves to rank (r + 1) mod ranks (with
+/// one rank, the item stays). The smallest plan in which every rank sends and receives.
+inline exchange_plan ring_plan(rank_t ranks, bytes_t bytes) {
+  std::vector<rank_t> from;
+  std::vector<rank_t> to;
+  for (rank_t r = 0; r < ranks; ++r) {
+    from.push_back(r);
+    to.push_back((r + 1) % ranks);
+  }
+  return make_plan(layout::from_assignment(from, ranks), layout::from_assignment(to, ranks),
+                   std::vector<bytes_t>(static_cast<std::size_t>(ranks), bytes));
+}
+
 /// splitmix64 step: a bijective mixer, so neighbouring (item, word) pairs give unrelated bytes.
 inline std::uint64_t mix64(std::uint64_t x) {
   x += 0x9E3779B97F4A7C15ULL;

@@ -16,6 +16,7 @@
 
 #include <errors/catalogue.hpp>
 #include <errors/triggers.hpp>
+#include <plan/plan_support.hpp>
 
 #include <cuda_runtime_api.h>
 
@@ -36,15 +37,7 @@ namespace {
 
 // `ranks` items of 16 bytes, item r from rank r to rank r + 1 (mod ranks).
 orch::exchange_plan ring_plan(rank_t ranks) {
-  std::vector<rank_t> from;
-  std::vector<rank_t> to;
-  for (rank_t r = 0; r < ranks; ++r) {
-    from.push_back(r);
-    to.push_back((r + 1) % ranks);
-  }
-  return orch::make_plan(orch::layout::from_assignment(from, ranks),
-                         orch::layout::from_assignment(to, ranks),
-                         std::vector<bytes_t>(static_cast<std::size_t>(ranks), 16));
+  return orch::test::ring_plan(ranks, 16);
 }
 
 int current_device() {
