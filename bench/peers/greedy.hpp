@@ -2,9 +2,10 @@
 /// Peers: the greedy "least-loaded rank" balancers of VeOmni and MindSpeed-MM.
 #pragma once
 
+#include "peer_input.hpp"
+
 #include <orch/config.hpp>
-#include <orch/detail/primitives/checked.hpp>
-#include <orch/detail/primitives/radix_sort.hpp>
+#include <orch/partition/order.hpp>
 #include <orch/partition/result.hpp>
 #include <orch/types.hpp>
 
@@ -43,11 +44,11 @@ veomni_greedy(std::span<const orch::cost_t> costs, orch::rank_t bins,
               greedy_order order_kind = greedy_order::sorted) {
   const char* name =
       order_kind == greedy_order::sorted ? "veomni_greedy" : "veomni_greedy_unsorted";
-  orch::detail::check_partition_input(costs, bins, name);
+  check_input(costs, bins, name);
   const std::size_t n = costs.size();
   std::vector<std::uint32_t> order;
   if (order_kind == greedy_order::sorted) {
-    order = orch::detail::order_by_cost_desc(costs);
+    order = orch::order_by_cost_desc(costs);
   } else {
     order.resize(n);
     for (std::size_t i = 0; i < n; ++i) {
@@ -73,7 +74,7 @@ veomni_greedy(std::span<const orch::cost_t> costs, orch::rank_t bins,
     bin_of[order[j]] = rank;
     heap.emplace(load + costs[order[j]], rank); // ≤ Σ costs, checked above
   }
-  return orch::detail::make_result(costs, std::move(bin_of), bins, name);
+  return orch::make_partition_result(costs, std::move(bin_of), bins, name);
 }
 
 /// MindSpeed-MM's `post_global_balancing_greedy_without_pad` (Ascend/MindSpeed-MM,
@@ -91,16 +92,16 @@ veomni_greedy(std::span<const orch::cost_t> costs, orch::rank_t bins,
 [[nodiscard]] inline orch::partition_result
 mindspeed_greedy(std::span<const orch::cost_t> costs, orch::rank_t bins, orch::index_t capacity) {
   const char* name = "mindspeed_greedy";
-  orch::detail::check_partition_input(costs, bins, name);
+  check_input(costs, bins, name);
   if (capacity <= 0) {
     orch::throw_invalid_argument(name, ": capacity must be positive, got ", capacity);
   }
   const std::size_t n = costs.size();
-  if (orch::detail::ceil_div(static_cast<orch::index_t>(n), bins) > capacity) {
+  if (ceil_div(static_cast<orch::index_t>(n), bins) > capacity) {
     orch::throw_infeasible(name, ": ", n, " items do not fit ", bins, " ranks of capacity ",
                            capacity);
   }
-  const auto order = orch::detail::order_by_cost_desc(costs);
+  const auto order = orch::order_by_cost_desc(costs);
   const auto k = static_cast<std::size_t>(bins);
   // A closed rank behaves as MindSpeed's INT64_MAX load: never the argmin while a rank is
   // open (one is, since n ≤ k · capacity).
@@ -118,7 +119,7 @@ mindspeed_greedy(std::span<const orch::cost_t> costs, orch::rank_t bins, orch::i
     ++count[best];
     load[best] += costs[item];
   }
-  return orch::detail::make_result(costs, std::move(bin_of), bins, name);
+  return orch::make_partition_result(costs, std::move(bin_of), bins, name);
 }
 
 } // namespace orch_bench::peers

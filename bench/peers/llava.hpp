@@ -2,8 +2,10 @@
 /// Peer: LLaVA's length-grouped sampler as it splits one megabatch (one global step) to ranks.
 #pragma once
 
+#include "peer_input.hpp"
+
 #include <orch/config.hpp>
-#include <orch/detail/primitives/radix_sort.hpp>
+#include <orch/partition/order.hpp>
 #include <orch/partition/result.hpp>
 #include <orch/types.hpp>
 
@@ -36,16 +38,16 @@ namespace orch_bench::peers {
 [[nodiscard]] inline orch::partition_result llava_grouped(std::span<const orch::cost_t> costs,
                                                           orch::rank_t bins) {
   const char* name = "llava_grouped";
-  orch::detail::check_partition_input(costs, bins, name);
+  check_input(costs, bins, name);
   const std::size_t n = costs.size();
   const auto k = static_cast<std::size_t>(bins);
-  const auto order = orch::detail::order_by_cost_desc(costs);
+  const auto order = orch::order_by_cost_desc(costs);
   std::vector<orch::rank_t> bin_of(n, 0);
   if (n % k != 0) {
     for (std::size_t p = 0; p < n; ++p) {
       bin_of[order[p]] = static_cast<orch::rank_t>(p % k);
     }
-    return orch::detail::make_result(costs, std::move(bin_of), bins, name);
+    return orch::make_partition_result(costs, std::move(bin_of), bins, name);
   }
   const std::size_t per_chunk = n / k;
   std::vector<orch::cost_t> load(k, 0);
@@ -61,7 +63,7 @@ namespace orch_bench::peers {
     ++count[best];
     load[best] += costs[item];
   }
-  return orch::detail::make_result(costs, std::move(bin_of), bins, name);
+  return orch::make_partition_result(costs, std::move(bin_of), bins, name);
 }
 
 } // namespace orch_bench::peers

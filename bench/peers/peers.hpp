@@ -4,11 +4,11 @@
 
 #include "greedy.hpp"
 #include "llava.hpp"
+#include "peer_input.hpp"
 #include "simple.hpp"
 #include "verl_kk.hpp"
 
 #include <orch/config.hpp>
-#include <orch/detail/primitives/checked.hpp>
 #include <orch/partition/result.hpp>
 #include <orch/types.hpp>
 
@@ -70,9 +70,11 @@ run_peer(std::string_view name, std::span<const orch::cost_t> costs, orch::rank_
     return veomni_greedy(costs, bins, greedy_order::given);
   }
   if (name == "mindspeed_greedy") {
-    orch::detail::check_bins(bins, "mindspeed_greedy");
+    if (bins <= 0) {
+      orch::throw_invalid_argument("mindspeed_greedy: number of bins must be positive, got ", bins);
+    }
     const auto n = static_cast<orch::index_t>(costs.size());
-    return mindspeed_greedy(costs, bins, n == 0 ? 1 : orch::detail::ceil_div(n, bins));
+    return mindspeed_greedy(costs, bins, n == 0 ? 1 : ceil_div(n, bins));
   }
   if (name == "llava_grouped") {
     return llava_grouped(costs, bins);

@@ -2,8 +2,10 @@
 /// Peers: no balancing (ranks keep what they sampled) and sorted round-robin.
 #pragma once
 
+#include "peer_input.hpp"
+
 #include <orch/config.hpp>
-#include <orch/detail/primitives/radix_sort.hpp>
+#include <orch/partition/order.hpp>
 #include <orch/partition/result.hpp>
 #include <orch/types.hpp>
 
@@ -25,14 +27,14 @@ namespace orch_bench::peers {
 [[nodiscard]] inline orch::partition_result no_balancing(std::span<const orch::cost_t> costs,
                                                          orch::rank_t bins) {
   const char* name = "no_balancing";
-  orch::detail::check_partition_input(costs, bins, name);
+  check_input(costs, bins, name);
   const std::size_t n = costs.size();
   std::vector<orch::rank_t> bin_of(n, 0);
   for (std::size_t i = 0; i < n; ++i) {
     // i · k < n · k ≤ 2^31 · 2^32: no overflow in 64-bit unsigned.
     bin_of[i] = static_cast<orch::rank_t>(i * static_cast<std::size_t>(bins) / n);
   }
-  return orch::detail::make_result(costs, std::move(bin_of), bins, name);
+  return orch::make_partition_result(costs, std::move(bin_of), bins, name);
 }
 
 /// Sorted round-robin: items by cost descending (ties by index), the p-th to rank p mod k.
@@ -47,13 +49,13 @@ namespace orch_bench::peers {
 [[nodiscard]] inline orch::partition_result sorted_round_robin(std::span<const orch::cost_t> costs,
                                                                orch::rank_t bins) {
   const char* name = "sorted_round_robin";
-  orch::detail::check_partition_input(costs, bins, name);
-  const auto order = orch::detail::order_by_cost_desc(costs);
+  check_input(costs, bins, name);
+  const auto order = orch::order_by_cost_desc(costs);
   std::vector<orch::rank_t> bin_of(costs.size(), 0);
   for (std::size_t p = 0; p < order.size(); ++p) {
     bin_of[order[p]] = static_cast<orch::rank_t>(p % static_cast<std::size_t>(bins));
   }
-  return orch::detail::make_result(costs, std::move(bin_of), bins, name);
+  return orch::make_partition_result(costs, std::move(bin_of), bins, name);
 }
 
 } // namespace orch_bench::peers

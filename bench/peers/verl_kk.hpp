@@ -2,8 +2,9 @@
 /// Peer: verl's k-way Karmarkar–Karp (largest differencing), unequal and equal-count forms.
 #pragma once
 
+#include "peer_input.hpp"
+
 #include <orch/config.hpp>
-#include <orch/detail/primitives/checked.hpp>
 #include <orch/partition/result.hpp>
 #include <orch/types.hpp>
 
@@ -125,7 +126,7 @@ inline void kk_merge(kk_state& a, const kk_state& b, std::size_t k,
 [[nodiscard]] inline orch::partition_result verl_kk(std::span<const orch::cost_t> costs,
                                                     orch::rank_t bins, bool equal_size) {
   const char* name = equal_size ? "verl_kk_equal" : "verl_kk";
-  orch::detail::check_partition_input(costs, bins, name);
+  check_input(costs, bins, name);
   const std::size_t n = costs.size();
   const auto k = static_cast<std::size_t>(bins);
   if (n >= std::numeric_limits<std::uint32_t>::max()) {
@@ -137,7 +138,7 @@ inline void kk_merge(kk_state& a, const kk_state& b, std::size_t k,
   }
   std::vector<orch::rank_t> bin_of(n, 0);
   if (n == 0) {
-    return orch::detail::make_result(costs, std::move(bin_of), bins, name);
+    return orch::make_partition_result(costs, std::move(bin_of), bins, name);
   }
   std::vector<std::uint32_t> ascending(n);
   for (std::size_t i = 0; i < n; ++i) {
@@ -208,7 +209,7 @@ inline void kk_merge(kk_state& a, const kk_state& b, std::size_t k,
       item = next[item];
     }
   }
-  return orch::detail::make_result(costs, std::move(bin_of), bins, name);
+  return orch::make_partition_result(costs, std::move(bin_of), bins, name);
 }
 
 } // namespace orch_bench::peers

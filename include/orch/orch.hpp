@@ -15,9 +15,11 @@
 
 // Partition: balancing item costs into bins.
 #include <orch/partition/algorithm.hpp>
+#include <orch/partition/bin_completion.hpp>
 #include <orch/partition/bin_order.hpp>
 #include <orch/partition/bounds.hpp>
 #include <orch/partition/budget.hpp>
+#include <orch/partition/constrained_lpt.hpp>
 #include <orch/partition/constraints.hpp>
 #include <orch/partition/exact.hpp>
 #include <orch/partition/groups.hpp>
@@ -36,6 +38,7 @@
 #include <orch/partition/order.hpp>
 #include <orch/partition/padded.hpp>
 #include <orch/partition/partition.hpp>
+#include <orch/partition/portfolio.hpp>
 #include <orch/partition/result.hpp>
 #include <orch/partition/subset_sum.hpp>
 
@@ -50,9 +53,11 @@
 
 // Exchange: layouts, plans, node-wise schedules, the reference executor, payload helpers.
 #include <orch/exchange/execute.hpp>
+#include <orch/exchange/item_offsets.hpp>
 #include <orch/exchange/layout.hpp>
 #include <orch/exchange/payload.hpp>
 #include <orch/exchange/plan.hpp>
+#include <orch/exchange/received_items.hpp>
 #include <orch/exchange/row_exchange.hpp>
 #include <orch/exchange/schedule.hpp>
 

@@ -175,6 +175,15 @@ const orch_errors::registration partition_plan_entries{{
      [] {
        static_cast<void>(orch::lpt_speeds(std::vector<cost_t>{1, 2}, {}));
      }},
+    {"E448",
+     [] {
+       static_cast<void>(orch::make_partition_result(std::vector<cost_t>{1, 2},
+                                                     std::vector<rank_t>{0, 3}, 2, ""));
+     }},
+    {"E449",
+     [] {
+       static_cast<void>(orch::order_by_cost_desc(std::vector<cost_t>{3, -1, 2}));
+     }},
     // ---- plan building
     {"E540",
      [] {

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <orch/partition/constrained_lpt.hpp>
 #include <orch/partition/constraints.hpp>
 
 #include <support/generators.hpp>

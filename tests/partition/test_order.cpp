@@ -40,6 +40,17 @@ TEST_CASE("order_desc: cost descending, ties by index, for narrow and wide cost 
   }
 }
 
+TEST_CASE("order_by_cost_desc (public): the partitioners' order, with checked input") {
+  for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+    const auto c = orch::test::uniform_costs(seed, 500, 0, seed % 2 == 0 ? 7 : cost_t{1} << 40);
+    CAPTURE(seed);
+    CHECK(orch::order_by_cost_desc(c) == reference_order(c));
+  }
+  CHECK(orch::order_by_cost_desc(std::vector<cost_t>{}).empty());
+  CHECK_THROWS_AS(static_cast<void>(orch::order_by_cost_desc(std::vector<cost_t>{1, -2})),
+                  orch::invalid_argument);
+}
+
 TEST_CASE("visit_desc: passes each item's own cost, in order") {
   const std::vector<cost_t> c{5, 0, 9, 5, 9, 1};
   std::vector<std::uint32_t> seen;

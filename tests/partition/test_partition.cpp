@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -230,4 +231,36 @@ TEST_CASE("partition: edge cases") {
   CHECK_THROWS_AS((void)orch::partition(neg, 2), orch::invalid_argument);
   const std::vector<cost_t> overflow{orch::max_cost, 1};
   CHECK_THROWS_AS((void)orch::partition(overflow, 2), orch::overflow);
+}
+
+TEST_CASE("make_partition_result: any balancer's assignment measured as partition's are") {
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    const auto c = orch::test::uniform_costs(seed, 40 + seed, 1, 1000);
+    const auto bins = static_cast<orch::rank_t>(2 + seed % 5);
+    const auto p = orch::partition(c, bins);
+    const auto r = orch::make_partition_result(c, p.bin_of, bins, "mine");
+    CAPTURE(seed);
+    CHECK(r.bin_of == p.bin_of);
+    CHECK(r.loads == orch::bin_loads(c, p.bin_of, bins));
+    CHECK(r.max_load == p.max_load);
+    CHECK(r.lower_bound == orch::lower_bound(c, bins));
+    CHECK(r.proven_optimal == (r.max_load == r.lower_bound));
+    CHECK(r.algorithm == "mine");
+    CHECK(r.max_time == static_cast<double>(r.max_load));
+    // A worse assignment: everything in bin 0.
+    const auto all =
+        orch::make_partition_result(c, std::vector<orch::rank_t>(c.size(), 0), bins, "all in one");
+    CHECK(all.max_load == std::accumulate(c.begin(), c.end(), cost_t{0}));
+    CHECK_FALSE(all.proven_optimal);
+  }
+  try {
+    static_cast<void>(orch::make_partition_result(std::vector<cost_t>{1, 2},
+                                                  std::vector<orch::rank_t>{0}, 2, "peer_x"));
+    FAIL("expected orch::invalid_argument");
+  } catch (const orch::invalid_argument& e) {
+    CHECK(std::string(e.what()).rfind("peer_x: 2 costs but 1 bin assignments", 0) == 0);
+  }
+  CHECK_THROWS_AS(static_cast<void>(orch::make_partition_result(
+                      std::vector<cost_t>{1}, std::vector<orch::rank_t>{0}, 0, "")),
+                  orch::invalid_argument);
 }

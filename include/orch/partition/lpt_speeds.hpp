@@ -4,6 +4,7 @@
 
 #include <orch/config.hpp>
 #include <orch/partition/bounds.hpp>
+#include <orch/partition/constrained_lpt.hpp>
 #include <orch/partition/constraints.hpp>
 #include <orch/partition/lpt.hpp>
 #include <orch/partition/order.hpp>

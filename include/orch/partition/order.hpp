@@ -2,6 +2,7 @@
 /// The order every partitioner starts from: items by cost descending, ties by index ascending.
 #pragma once
 
+#include <orch/config.hpp>
 #include <orch/detail/primitives/radix_sort.hpp>
 #include <orch/types.hpp>
 
@@ -41,12 +42,12 @@ void fill_keys(std::span<const cost_t> costs, std::uint64_t hi, std::uint64_t* k
 /// total tie-break of every orch partitioner). Non-negative costs, fewer than 2^32 items
 /// (callers validate).
 ///
-/// Why not just order_by_cost_desc: when the costs span less than 2^32 (max − min), the key
-/// (max − cost) and the index pack into one 64-bit word, and an LSD radix sort needs passes
+/// Why not just order_desc_wide (radix_sort.hpp): when the costs span less than 2^32 (max − min),
+/// the key (max − cost) and the index pack into one 64-bit word, and an LSD radix sort needs passes
 /// only over the bits of max − cost that vary (11-bit digits, all histograms counted in one
 /// read). Input in index order plus a stable sort leaves ties in index order without sorting
 /// the index bits. The visitor gets the cost from the key, so the caller's hot loop never
-/// reads the cost array at random. Wider ranges fall back to order_by_cost_desc.
+/// reads the cost array at random. Wider ranges fall back to order_desc_wide.
 /// Up to visit_desc_sort_max items, the packed keys are sorted by comparison instead.
 /// Complexity: O(n log n) up to visit_desc_sort_max items, else O(n · ⌈b / 11⌉ + 2^11), b the
 /// bit width of max − min cost.
@@ -59,7 +60,7 @@ void visit_desc(std::span<const cost_t> costs, Visit&& visit) {
   const auto [lo_it, hi_it] = std::minmax_element(costs.begin(), costs.end());
   const auto range = static_cast<std::uint64_t>(*hi_it) - static_cast<std::uint64_t>(*lo_it);
   if (range >> 32 != 0) {
-    for (const std::uint32_t i : order_by_cost_desc(costs)) {
+    for (const std::uint32_t i : order_desc_wide(costs)) {
       visit(i, costs[i]);
     }
     return;
@@ -135,3 +136,24 @@ void visit_desc(std::span<const cost_t> costs, Visit&& visit) {
 }
 
 } // namespace orch::detail
+
+namespace orch {
+
+/// Item indices by cost descending, ties by index ascending: the order every orch partitioner
+/// starts from (a radix sort, several times faster than std::sort with a comparator), for
+/// balancers built on orch's primitives.
+/// Complexity: O(n) passes of a radix sort (see detail::visit_desc).
+/// Throws: orch::invalid_argument (a negative cost, naming the item; 2^32 or more items).
+[[nodiscard]] inline std::vector<std::uint32_t> order_by_cost_desc(std::span<const cost_t> costs) {
+  if (costs.size() >= (std::size_t{1} << 32)) {
+    throw_invalid_argument("order_by_cost_desc: at most 2^32 - 1 items, got ", costs.size());
+  }
+  for (std::size_t i = 0; i < costs.size(); ++i) {
+    if (costs[i] < 0) {
+      throw_invalid_argument("order_by_cost_desc: item ", i, " has negative cost ", costs[i]);
+    }
+  }
+  return detail::order_desc(costs);
+}
+
+} // namespace orch

@@ -84,4 +84,23 @@ inline void check_partition_input(std::span<const cost_t> costs, rank_t bins, co
 
 } // namespace detail
 
+/// The result orch's partitioners return, for an assignment made by any other balancer:
+/// loads, largest load, the lower bound max(⌈Σc/k⌉, max c), proven_optimal (the largest load
+/// equals that bound) and `algorithm` as given. Lets a trainer's own balancer, or a peer
+/// re-implemented for comparison, be measured like orch::partition.
+/// Complexity: O(n + k).
+/// Throws: orch::invalid_argument (k ≤ 0, sizes differ, a bin outside [0, k), a negative
+/// cost; the message names `algorithm`), orch::overflow (a load or Σ costs past 2^63 − 1).
+[[nodiscard]] inline partition_result make_partition_result(std::span<const cost_t> costs,
+                                                            std::vector<rank_t> bin_of, rank_t bins,
+                                                            std::string algorithm) {
+  // Two passes, as make_result: the loads (checked), then Σ and the largest cost (checked).
+  const std::string where = algorithm.empty() ? "make_partition_result" : algorithm;
+  auto loads = detail::checked_bin_loads(costs, bin_of, bins, where.c_str());
+  const auto sum = detail::sum_costs(costs, where.c_str());
+  const cost_t bound = std::max(detail::ceil_div(sum.total, bins), sum.largest);
+  return detail::make_result_with_loads(std::move(bin_of), std::move(loads), bound,
+                                        std::move(algorithm));
+}
+
 } // namespace orch

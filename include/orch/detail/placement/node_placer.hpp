@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-/// Internals of orch/locality.hpp: placement of one node's items for the locality-first
-/// heuristic (ranks keep what fits, leftovers go best-fit to the node's ranks, repair of
-/// fragmented room).
+/// Internals of the placement engine (orch/placement/engine.hpp): placement of one node's
+/// items for the per-node fill (ranks keep what fits, leftovers go best-fit to the node's ranks,
+/// repair of fragmented room).
 #pragma once
 
 #include <orch/config.hpp>
 #include <orch/detail/placement/packing.hpp>
 #include <orch/detail/placement/rank_filling.hpp>
+#include <orch/detail/placement/repair_lists.hpp>
 #include <orch/detail/primitives/checked.hpp>
-#include <orch/detail/primitives/radix_sort.hpp>
 #include <orch/detail/tuning.hpp>
 #include <orch/types.hpp>
 
@@ -69,7 +69,7 @@ public:
         size_[s] = bytes_[i];
       }
     }
-    by_cost_.clear();
+    lists_.new_node();
     keep_size_.assign(m, 0);
     keep_density_.assign(m, 0);
     load_size_.assign(g, 0);
@@ -110,7 +110,7 @@ public:
     const std::size_t m = items_.size();
     rank_.assign(m, -1);
     room_.resize(g);
-    len_.resize(g);
+    count_.resize(g);
     pool_.clear();
     taken_.clear();
     left_.clear();
@@ -120,7 +120,7 @@ public:
         std::fill(rank_.begin() + static_cast<std::ptrdiff_t>(seg_[l]),
                   rank_.begin() + static_cast<std::ptrdiff_t>(seg_[l + 1]), r);
         room_[l] = target_ - total_[l];
-        len_[l] = seg_[l + 1] - seg_[l];
+        count_[l] = seg_[l + 1] - seg_[l];
         continue;
       }
       const bool density = !largest_first && use_density_[l] != 0;
@@ -134,7 +134,7 @@ public:
         }
       }
       room_[l] = target_ - (density ? load_density_[l] : load_size_[l]);
-      len_[l] = seg_[l + 1] - seg_[l] - (pool_.size() - shed);
+      count_[l] = seg_[l + 1] - seg_[l] - (pool_.size() - shed);
     }
     std::sort(pool_.begin(), pool_.end(),
               [&](std::size_t a, std::size_t b) { return packs_before(record(a), record(b)); });
@@ -153,7 +153,7 @@ public:
           left_.push_back(s);
         } else {
           room_[best] -= cost_[s];
-          ++len_[best];
+          ++count_[best];
           rank_[s] = ranks_[best];
         }
       }
@@ -169,7 +169,7 @@ public:
         } else {
           const std::size_t l = local_of(s);
           room_[l] -= cost_[s];
-          ++len_[l];
+          ++count_[l];
         }
       }
     }
@@ -222,36 +222,10 @@ private:
     const std::size_t g = ranks_.size();
     const std::size_t m = items_.size();
     std::size_t budget = repair_work_per_item * m + repair_work_base; // items a full scan visits
-    // Kept slots of every rank by cost, with suffix minima of (bytes, item index): a y on rank
-    // A frees room for x iff cost(y) ≥ cost(x) − room(A), a suffix of A's list, so the best
-    // candidate of each rank is one binary search away.
-    if (by_cost_.size() != m) { // once per node: both placements repair the same items
-      sort_by_cost();
-    }
-    // The lists live in one array, each with room for one more slot per try (a try adds a slot
-    // to at most one list), so no list ever reallocates or moves.
+    // The lists get room for one more slot per try (a try adds a slot to at most one list).
     const std::size_t spare = (budget + m - 1) / m; // the number of tries at most
-    base_.resize(g + 1);
-    base_[0] = 0;
-    for (std::size_t l = 0; l < g; ++l) {
-      base_[l + 1] = base_[l] + len_[l] + spare;
-      len_[l] = 0;
-    }
-    if (list_.size() < base_[g]) {
-      list_.resize(base_[g]);
-      best_.resize(base_[g]);
-    }
-    for (const std::size_t s : by_cost_) {
-      if (rank_[s] >= 0) {
-        const std::size_t l = local_of(s);
-        list_[base_[l] + len_[l]++] = s;
-      }
-    }
-    for (std::size_t l = 0; l < g; ++l) {
-      if (len_[l] > 0) {
-        index_rank(l, len_[l] - 1, 0);
-      }
-    }
+    lists_.build(cost_, size_, items_, count_, spare,
+                 [&](std::size_t s) { return rank_[s] >= 0 ? local_of(s) : repair_lists::npos; });
     for (std::size_t q = 0; q < left_.size() && budget > 0; ++q) {
       const std::size_t px = left_[q];
       const cost_t cx = cost_[px];
@@ -272,8 +246,9 @@ private:
       std::size_t move_y = m; // candidate for 1
       std::size_t shed_y = m; // candidate for 2
       for (std::size_t a = 0; a < g; ++a) {
-        const std::size_t* list = list_.data() + base_[a];
-        const std::size_t n = len_[a];
+        const auto kept = lists_.list(a);
+        const std::size_t* list = kept.data();
+        const std::size_t n = kept.size();
         const cost_t least = cx - room_[a];
         const auto k = static_cast<std::size_t>(
             std::partition_point(list, list + n, [&](std::size_t y) { return cost_[y] < least; }) -
@@ -281,14 +256,14 @@ private:
         if (k == n) {
           continue;
         }
-        const std::size_t y = best_[base_[a] + k];
-        if (size_[y] < size_[px] && (shed_y == m || smaller(y, shed_y))) {
+        const std::size_t y = lists_.best_from(a, k);
+        if (size_[y] < size_[px] && (shed_y == m || lists_.smaller(y, shed_y))) {
           shed_y = y;
         }
         if (can_move) {
           const cost_t elsewhere = a != top ? room_[top] : elsewhere_top;
           for (std::size_t x = k; x < n && cost_[list[x]] <= elsewhere; ++x) {
-            if (move_y == m || smaller(list[x], move_y)) {
+            if (move_y == m || lists_.smaller(list[x], move_y)) {
               move_y = list[x];
             }
           }
@@ -303,7 +278,7 @@ private:
       const std::size_t a = local_of(j);
       room_[a] += cost_[j] - cx;
       rank_[px] = ranks_[a];
-      replace(a, j, px);
+      lists_.replace(a, j, px);
       if (j == move_y) {
         // y goes to the rank with the least room that still fits it (not A).
         std::size_t b = g;
@@ -315,7 +290,7 @@ private:
         ORCH_ASSERT(b != g);
         room_[b] -= cost_[j];
         rank_[j] = ranks_[b];
-        insert(b, j);
+        lists_.insert(b, j);
       } else {
         rank_[j] = -1;
         left_.push_back(j); // smaller than x: it may still find room in this loop
@@ -326,103 +301,6 @@ private:
   /// Local index of the rank slot s is placed on (s is placed).
   [[nodiscard]] std::size_t local_of(std::size_t s) const {
     return static_cast<std::size_t>(local_[static_cast<std::size_t>(rank_[s])]);
-  }
-
-  /// In rank l's list, slot y gives way to slot x (which is in no list). Only the positions
-  /// between the two change, and the suffix minima above them stay as they are.
-  void replace(std::size_t l, std::size_t y, std::size_t x) {
-    std::size_t* list = list_.data() + base_[l];
-    const std::size_t n = len_[l];
-    const auto py = static_cast<std::size_t>(std::lower_bound(list, list + n, y, cheaper()) - list);
-    const auto px = static_cast<std::size_t>(std::upper_bound(list, list + n, x, cheaper()) - list);
-    if (py < px) { // x lands after y's place: the slots between move down by one
-      std::copy(list + py + 1, list + px, list + py);
-      list[px - 1] = x;
-      index_rank(l, px - 1, py);
-    } else {
-      std::copy_backward(list + px, list + py, list + py + 1);
-      list[px] = x;
-      index_rank(l, py, px);
-    }
-  }
-
-  /// Adds slot x to rank l's list.
-  void insert(std::size_t l, std::size_t x) {
-    std::size_t* list = list_.data() + base_[l];
-    std::size_t* best = best_.data() + base_[l];
-    const std::size_t n = len_[l];
-    ORCH_ASSERT(base_[l] + n < base_[l + 1]);
-    const auto p = static_cast<std::size_t>(std::upper_bound(list, list + n, x, cheaper()) - list);
-    std::copy_backward(list + p, list + n, list + n + 1);
-    std::copy_backward(best + p, best + n, best + n + 1);
-    list[p] = x;
-    len_[l] = n + 1;
-    index_rank(l, p, p);
-  }
-
-  /// All slots of the node by cheaper() (cost, then slot), into by_cost_. When a cost and a
-  /// slot fit in 63 bits together, one packed key per slot has exactly that order; a radix
-  /// sort of the keys (sort_keys) is about 2× faster than std::sort on a node's few hundred
-  /// keys, and several times faster than sorting (cost, slot) records.
-  void sort_by_cost() {
-    const std::size_t m = items_.size();
-    cost_t max_cost = 0;
-    for (std::size_t s = 0; s < m; ++s) {
-      max_cost = std::max(max_cost, cost_[s]);
-    }
-    const auto slot_bits = std::bit_width(m);
-    by_cost_.resize(m);
-    if (std::bit_width(static_cast<std::uint64_t>(max_cost)) + slot_bits > 63) {
-      const auto keyed = scratch_prefix(keyed_, m);
-      for (std::size_t s = 0; s < m; ++s) {
-        keyed[s] = {cost_[s], s};
-      }
-      std::sort(keyed.begin(), keyed.end());
-      for (std::size_t x = 0; x < m; ++x) {
-        by_cost_[x] = keyed[x].second;
-      }
-      return;
-    }
-    const auto keys = scratch_prefix(keys_, m);
-    for (std::size_t s = 0; s < m; ++s) {
-      keys[s] = static_cast<std::uint64_t>(cost_[s]) << slot_bits | s;
-    }
-    sort_keys(keys, keys_scratch_);
-    const std::uint64_t mask = (std::uint64_t{1} << slot_bits) - 1;
-    for (std::size_t x = 0; x < m; ++x) {
-      by_cost_[x] = static_cast<std::size_t>(keys[x] & mask);
-    }
-  }
-
-  /// Fewer bytes first, then the lower item index (the order repair's candidates compete in).
-  [[nodiscard]] bool smaller(std::size_t a, std::size_t b) const {
-    return size_[a] != size_[b] ? size_[a] < size_[b] : items_[a] < items_[b];
-  }
-
-  /// Order of the repair lists: by cost, then slot.
-  struct cheaper_order {
-    const node_placer* p;
-    bool operator()(std::size_t a, std::size_t b) const {
-      return p->cost_[a] != p->cost_[b] ? p->cost_[a] < p->cost_[b] : a < b;
-    }
-  };
-  [[nodiscard]] cheaper_order cheaper() const { return {this}; }
-
-  /// Records, per position of rank l's list (kept slots by cost), the smaller() slot from
-  /// there to the end: positions hi down to 0, where positions above hi are up to date and
-  /// those below lo hold the same slots as when they were last recorded, so the walk stops at
-  /// the first of them whose minimum comes out unchanged (all below it are unchanged too).
-  void index_rank(std::size_t l, std::size_t hi, std::size_t lo) {
-    const std::size_t* list = list_.data() + base_[l];
-    std::size_t* best = best_.data() + base_[l];
-    const std::size_t n = len_[l];
-    for (std::size_t x = hi + 1; x-- > 0;) {
-      const std::size_t v = x + 1 == n || smaller(list[x], best[x + 1]) ? list[x] : best[x + 1];
-      if (x < lo && best[x] == v) {
-        break;
-      }
-      best[x] = v;
-    }
   }
 
   std::span<const cost_t> costs_;
@@ -443,21 +321,15 @@ private:
   std::vector<char> use_density_;    // per local rank: most_bytes keeps the density filling
   bool differs_ = false;
   rank_filler filler_;
-  std::vector<rank_t> rank_;                          // per slot: the placement
-  std::vector<cost_t> room_;                          // per local rank: under the target
-  std::vector<std::size_t> pool_;                     // slots shed by their rank
-  std::vector<std::size_t> left_;                     // slots that fit no rank of the node
-  std::vector<std::size_t> taken_;                    // repair: slots moved or shed from a rank
-  std::vector<char> seen_;                            // scratch of place()'s outcome
-  std::vector<std::size_t> changed_;                  // see changed()
-  std::vector<std::uint64_t> keys_;                   // repair: scratch of sort_by_cost
-  std::vector<std::uint64_t> keys_scratch_;           // repair: sort_keys' second buffer
-  std::vector<std::pair<cost_t, std::size_t>> keyed_; // repair: scratch of sort_by_cost
-  std::vector<std::size_t> by_cost_;                  // repair: slots by cheaper()
-  std::vector<std::size_t> len_;  // per local rank: slots placed on it (repair: its list's length)
-  std::vector<std::size_t> base_; // repair: per local rank + 1, its list's start
-  std::vector<std::size_t> list_; // repair: kept slots per rank, by cost
-  std::vector<std::size_t> best_; // repair: see index_rank
+  std::vector<rank_t> rank_;         // per slot: the placement
+  std::vector<cost_t> room_;         // per local rank: under the target
+  std::vector<std::size_t> pool_;    // slots shed by their rank
+  std::vector<std::size_t> left_;    // slots that fit no rank of the node
+  std::vector<std::size_t> taken_;   // repair: slots moved or shed from a rank
+  std::vector<char> seen_;           // scratch of place()'s outcome
+  std::vector<std::size_t> changed_; // see changed()
+  std::vector<std::size_t> count_;   // per local rank: slots placed on it
+  repair_lists lists_;               // repair: kept slots per rank, by cost
 };
 
 } // namespace orch::detail

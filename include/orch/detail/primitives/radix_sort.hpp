@@ -19,9 +19,10 @@ namespace orch::detail {
 /// Why radix: the order is the hot part of LPT-like algorithms; a stable 8-bit LSD radix
 /// sort over the complemented cost touches each item once per significant byte, skips bytes
 /// that are equal for all items, and needs no comparison callbacks. Stability keeps ties in
-/// index order, which makes the order total.
+/// index order, which makes the order total. orch::detail::visit_desc (partition/order.hpp)
+/// uses it for costs spanning 2^32 or more, where its packed keys do not fit.
 /// Complexity: O(n · significant bytes of max cost).
-[[nodiscard]] inline std::vector<std::uint32_t> order_by_cost_desc(std::span<const cost_t> costs) {
+[[nodiscard]] inline std::vector<std::uint32_t> order_desc_wide(std::span<const cost_t> costs) {
   const std::size_t n = costs.size();
   struct entry {
     std::uint64_t key; // ~cost: ascending key order is descending cost
