@@ -29,10 +29,6 @@ std::uint64_t mix(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
-std::uint64_t step_seed(std::uint64_t seed, int step) {
-  return mix(mix(seed) ^ static_cast<std::uint64_t>(step));
-}
-
 // Per-rank bytes by class of a set of exchanges run as one fused all-to-all.
 struct stage_bytes {
   std::vector<orch::bytes_t> send_intra, recv_intra, send_inter, recv_inter;
@@ -86,6 +82,10 @@ bool ends_with(const std::string& s, std::string_view suffix) {
 }
 
 } // namespace
+
+std::uint64_t step_seed(std::uint64_t seed, int step) {
+  return mix(mix(seed) ^ static_cast<std::uint64_t>(step));
+}
 
 bench_model restrict_to_trace(const bench_model& model, const trace& t) {
   const auto s = summarize(t);

@@ -113,6 +113,10 @@ struct simulate_result {
 /// p % B. The table is made for the model (orch::item_table(model)): a field no encoder
 /// consumes is an error when added. Media are added whole: orchestrate cuts items longer than
 /// their field's chunk_length into chunks.
+/// The seed of step `step` of a run seeded with `seed` (splitmix64 of both, so that steps
+/// are decorrelated): what `orch-bench simulate --seed` samples each step with.
+[[nodiscard]] std::uint64_t step_seed(std::uint64_t seed, int step);
+
 [[nodiscard]] orch::item_table sample_step(const trace& t, const bench_model& model,
                                            orch::rank_t ranks, orch::index_t examples_per_rank,
                                            std::uint64_t seed);

@@ -579,6 +579,11 @@ class PlacementMethod(enum.Enum):
     rearranged_reference = 4
     """the reference bins mapped by rearrange_bins, then pulled home"""
 
+    node_first_repartition = 5
+    """
+    node_first, then its unbalanced nodes repartitioned with the roomiest others
+    """
+
 class LocalityResult:
     """A placement of items on ranks (orch::locality_result)."""
 

@@ -85,6 +85,8 @@ void bind_placement(nb::module_& m) {
              "node_first, then a local search across all ranks")
       .value("rearranged_reference", placement_method::rearranged_reference,
              "the reference bins mapped by rearrange_bins, then pulled home")
+      .value("node_first_repartition", placement_method::node_first_repartition,
+             "node_first, then its unbalanced nodes repartitioned with the roomiest others")
       .def("__str__", [](placement_method p) { return std::string(to_string(p)); });
 
   nb::class_<locality_result>(m, "LocalityResult",

@@ -20,10 +20,14 @@ enum class placement_method : std::uint8_t {
   node_first,           ///< nodes shed a knapsack cover of their excess, then balance inside
   node_first_settle,    ///< node_first, then a local search across all ranks
   rearranged_reference, ///< the reference bins mapped by rearrange_bins, then pulled home
+  /// node_first, then the nodes it could not balance inside themselves repartitioned
+  /// together with the roomiest others (as few as meet the target), mapped node-wise and
+  /// pulled home; against a reference's target only
+  node_first_repartition,
 };
 
 /// The name tools print for `m`: "keep_local", "keep_local+settle", "node_first",
-/// "node_first+settle" or "rearranged_reference".
+/// "node_first+settle", "rearranged_reference" or "node_first+repartition".
 [[nodiscard]] constexpr std::string_view to_string(placement_method m) noexcept {
   switch (m) {
   case placement_method::keep_local:
@@ -36,6 +40,8 @@ enum class placement_method : std::uint8_t {
     return "node_first+settle";
   case placement_method::rearranged_reference:
     return "rearranged_reference";
+  case placement_method::node_first_repartition:
+    return "node_first+repartition";
   }
   return "?";
 }
@@ -57,7 +63,9 @@ struct locality_result {
   /// reference bins the heuristics' result is then pulled home, which keeps its name), or
   /// rearranged_reference (the reference bins through rearrange_bins, then items pulled back
   /// to their node under the reference's largest load; used when that crosses fewer node
-  /// boundaries or no heuristic could reach the target). Names: to_string.
+  /// boundaries or no heuristic could reach the target), or node_first_repartition (against
+  /// a reference's target: node_first's unbalanced nodes repartitioned with the roomiest
+  /// others). Names: to_string.
   placement_method method = placement_method::rearranged_reference;
   /// max_load is optimal: it equals lower_bound, or the partition place ran proved its
   /// largest load optimal and max_load equals it.

@@ -7,6 +7,7 @@
 #include <orch/detail/placement/keep_local.hpp>
 #include <orch/detail/placement/node_first.hpp>
 #include <orch/detail/placement/pull_home.hpp>
+#include <orch/detail/placement/repartition.hpp>
 #include <orch/detail/placement/settle.hpp>
 #include <orch/placement/rearrange.hpp>
 #include <orch/placement/result.hpp>
@@ -28,6 +29,9 @@ struct placement_candidate {
   traffic moved;
   placement_method method = placement_method::keep_local;
   bool found = false;
+  /// node_first's assignment when some node could not be balanced inside itself (empty
+  /// otherwise): where repartition_nodes starts.
+  std::vector<rank_t> unbalanced;
 };
 
 /// The heuristics at one target, in the engine's one order (docs/plans.md):
@@ -35,9 +39,11 @@ struct placement_candidate {
 ///     its node by best fit, then repair; what fits nowhere on the node crosses nodes, "most
 ///     bytes per cost first", then "largest first" if that misses the target;
 ///  2. if the fill misses the target: node_first (nodes shed their quota's knapsack cover,
-///     the same quotas the inter-node lower bound is computed from, then balance inside) and
-///     the fill finished by local search across all ranks (settle); the one sending fewer
-///     bytes across nodes, then fewer moved, wins (node_first on a tie).
+///     the same quotas the inter-node lower bound is computed from, then balance inside;
+///     where a node cannot be balanced inside itself, finished by local search across all
+///     ranks: settle) and the fill finished by settle. The one sending fewer bytes across
+///     nodes, then fewer moved, wins (node_first on a tie). node_first's unfinished
+///     assignment is kept in `unbalanced` for place_against_reference.
 /// Inputs validated by the caller. Returns found = false when none meets the target.
 /// `measure`: fill `moved` even when the fill succeeds (the finishes always measure, to
 /// compare).
@@ -62,23 +68,27 @@ struct placement_candidate {
     out.found = true;
     return out;
   }
-  auto first = node_first(costs, current_rank, item_bytes, topo, target);
-  auto settled = settle(costs, k, std::move(kept.rank_of), target);
-  if (!first.rank_of.empty()) {
-    out.moved = traffic_of(current_rank, first.rank_of, item_bytes, topo);
-    out.rank_of = std::move(first.rank_of);
-    out.method = first.settled ? placement_method::node_first_settle : placement_method::node_first;
-    out.found = true;
-  }
-  if (!settled.empty()) {
-    const traffic t = traffic_of(current_rank, settled, item_bytes, topo);
+  // Candidates in order; a later one replaces the best so far only if it sends fewer bytes.
+  const auto offer = [&](std::vector<rank_t>&& rank_of, placement_method method) {
+    if (rank_of.empty()) {
+      return;
+    }
+    const traffic t = traffic_of(current_rank, rank_of, item_bytes, topo);
     if (!out.found || sends_fewer(t, out.moved)) {
       out.moved = t;
-      out.rank_of = std::move(settled);
-      out.method = placement_method::keep_local_settle;
+      out.rank_of = std::move(rank_of);
+      out.method = method;
       out.found = true;
     }
+  };
+  auto first = node_first(costs, current_rank, item_bytes, topo, target);
+  if (!first.short_of_target) {
+    offer(std::move(first.rank_of), placement_method::node_first);
+  } else {
+    offer(settle(costs, k, first.rank_of, target), placement_method::node_first_settle);
+    out.unbalanced = std::move(first.rank_of);
   }
+  offer(settle(costs, k, std::move(kept.rank_of), target), placement_method::keep_local_settle);
   if (out.found) {
     out.loads = loads_of(costs, out.rank_of, k);
   }
@@ -97,10 +107,11 @@ inline void check_reference_bins(std::span<const rank_t> reference_bin_of, rank_
 }
 
 /// The cascade against reference bins at `target` (validated bins): the heuristics, pulled
-/// home (pull_home, under their own largest load), then the reference mapped by
-/// rearrange_bins and pulled home (under the reference's largest load) when that could send
-/// fewer bytes across nodes (a cheap bound on the plain rearrangement decides whether it is
-/// tried). Fills rank_of, loads, moved and method of `out`.
+/// home (pull_home, under their own largest load); unless a cheap bound on the plain
+/// rearrangement says they are close enough, then node_first's unbalanced nodes
+/// repartitioned (repartition_nodes) and the reference mapped by rearrange_bins and pulled
+/// home (under the reference's largest load), the one sending fewest bytes across nodes
+/// winning. Fills rank_of, loads, moved and method of `out`.
 inline void place_against_reference(std::span<const cost_t> costs,
                                     std::span<const rank_t> current_rank,
                                     std::span<const bytes_t> item_bytes, const topology& topo,
@@ -130,6 +141,25 @@ inline void place_against_reference(std::span<const cost_t> costs,
           rearranged_inter_node_bound(reference_bin_of, current_rank, item_bytes, topo)) {
     take_found();
     return;
+  }
+  // The target is known to be reachable (the reference meets it), so node_first's unbalanced
+  // nodes can be repartitioned with the roomiest others, as few as meet it; pulled home
+  // already, the result competes with the heuristics' on equal terms, and the better of the
+  // two with the rearranged reference below (always: the shortcut above judges only the
+  // heuristics, so no result is ever worse than without this candidate).
+  if (!found.unbalanced.empty()) {
+    auto rank_of = repartition_nodes(costs, current_rank, item_bytes, topo, target,
+                                     std::move(found.unbalanced));
+    if (!rank_of.empty()) {
+      const traffic t = traffic_of(current_rank, rank_of, item_bytes, topo);
+      if (!found.found || sends_fewer(t, found.moved)) {
+        found.loads = loads_of(costs, rank_of, topo.ranks());
+        found.rank_of = std::move(rank_of);
+        found.moved = t;
+        found.method = placement_method::node_first_repartition;
+        found.found = true;
+      }
+    }
   }
   // The reference mapped node-wise keeps its bins whole; pull_home then brings items back to
   // their node (moves, then swaps), never sending more across nodes. Its bound is the

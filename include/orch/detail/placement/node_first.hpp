@@ -6,7 +6,6 @@
 #include <orch/config.hpp>
 #include <orch/detail/placement/locality_input.hpp>
 #include <orch/detail/placement/packing.hpp>
-#include <orch/detail/placement/settle.hpp>
 #include <orch/detail/placement/shed_cover.hpp>
 #include <orch/detail/primitives/checked.hpp>
 #include <orch/detail/primitives/group_by_key.hpp>
@@ -24,11 +23,12 @@
 
 namespace orch::detail {
 
-/// What node_first produced: the new rank of every item (empty on failure) and whether
-/// settle() had to move items across nodes to reach the target.
+/// What node_first produced: the new rank of every item, and whether some node could not
+/// bring all its ranks under the target (the caller then finishes across nodes: settle,
+/// repartition_nodes).
 struct node_first_result {
   std::vector<rank_t> rank_of;
-  bool settled = false;
+  bool short_of_target = false;
 };
 
 /// Candidate "node first": fix the node totals first, then each node's ranks.
@@ -38,9 +38,8 @@ struct node_first_result {
 ///  3. Inside every node, own items start on their rank and received items on the least
 ///     loaded rank; local search (moves and swaps between the node's ranks only, budgeted in
 ///     work units) then brings every rank under the target.
-/// If a node cannot be balanced inside itself (or received more than its room), settle()
-/// finishes across nodes. Returns the new rank of every item, or an empty vector when that
-/// fails too.
+/// If a node cannot be balanced inside itself (or received more than its room), the result
+/// says so and keeps that node's best try.
 [[nodiscard]] inline node_first_result node_first(std::span<const cost_t> costs,
                                                   std::span<const rank_t> current_rank,
                                                   std::span<const bytes_t> item_bytes,
@@ -201,11 +200,7 @@ struct node_first_result {
       }
     }
   }
-  if (short_of_target) {
-    // Some node could not be balanced inside itself: let items cross nodes where needed.
-    return {settle(costs, topo.ranks(), std::move(rank_of), target), true};
-  }
-  return {std::move(rank_of), false};
+  return {std::move(rank_of), short_of_target};
 }
 
 } // namespace orch::detail

@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: Apache-2.0
+// The placement engine on the bundled trace's vision phase (about 5 images per rank, the
+// largest a third of the target): node_first leaves nodes it cannot balance inside
+// themselves, and repartitioning them with the roomiest others is the finish that wins.
+#include "model_presets.hpp"
+#include "simulate.hpp"
+#include "trace.hpp"
+
+#include <orch/orchestrate/orchestrate.hpp>
+#include <orch/placement/engine.hpp>
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+TEST_CASE("place: the bundled trace's vision phase needs node_first+repartition") {
+  const auto t = orch_bench::read_trace_file(ORCH_DATA_DIR "/omni_trace.csv");
+  const auto model = orch_bench::restrict_to_trace(orch_bench::default_model(), t);
+  const auto topo = orch::topology::uniform(512, 8);
+  int repartitioned = 0;
+  for (int step = 0; step < 6; ++step) { // the steps of orch-bench simulate --seed 1
+    CAPTURE(step);
+    const auto table = orch_bench::sample_step(t, model, 512, 16,
+                                               orch_bench::step_seed(1, static_cast<int>(step)));
+    orch::orchestrate_options none;
+    none.strategy = orch::strategy::none;
+    const auto sp = orch::orchestrate(table, model.model, topo, none);
+    const auto& vision = sp.encoders[0];
+    const auto current = vision.inputs.forward.from().rank_of_items();
+    const std::vector<orch::rank_t> cur(current.begin(), current.end());
+    const auto bytes = vision.inputs.forward.item_bytes();
+    const std::vector<orch::bytes_t> b(bytes.begin(), bytes.end());
+    const auto& costs = vision.phase.costs;
+    const auto r = orch::place(costs, cur, b, topo);
+    CHECK(r.max_load <= r.target);
+    CHECK(r.loads == orch::bin_loads(costs, r.rank_of, 512));
+    CHECK(r.moved == orch::measure_traffic(cur, r.rank_of, b, topo));
+    CHECK(r.moved.inter_node >= r.inter_node_lower_bound);
+    // Never more bytes across nodes than orch::partition's bins rearranged node-wise.
+    const auto ref = orch::partition(costs, 512);
+    CHECK(r.moved.inter_node <= orch::rearrange_bins(ref.bin_of, cur, b, topo).moves().inter_node);
+    repartitioned += r.method == orch::placement_method::node_first_repartition ? 1 : 0;
+  }
+  MESSAGE("node_first+repartition in ", repartitioned, " of 6 steps");
+  CHECK(repartitioned >= 1); // 2 of the 6 when written
+}
