@@ -71,8 +71,13 @@ struct attention_cost {
     detail::check_coefficient(per_item, "attention_cost", "per_item");
     using wide = detail::int128;
     const wide l = length;
-    // Each term is at most 2^63 * 2^63 = 2^126, and the sum of three stays below 2^128.
-    const wide c = wide{linear} * l + wide{quadratic} * l * l + wide{per_item};
+    // linear · l and quadratic · l are at most 2^63 · 2^63 = 2^126; (quadratic · l) · l may
+    // pass 2^127 for lengths near 2^63, so that product is checked. Once it is at most
+    // 2^63 − 1, the sum of the three terms stays below 2^127.
+    wide square = 0;
+    const bool huge = __builtin_mul_overflow(wide{quadratic} * l, l, &square);
+    const wide c = huge || square > wide{max_cost} ? wide{max_cost} + 1
+                                                   : wide{linear} * l + square + wide{per_item};
     if (c > wide{max_cost}) {
       throw_overflow("attention_cost: cost of length ", length, " (linear ", linear, ", quadratic ",
                      quadratic, ") exceeds 2^63 - 1");

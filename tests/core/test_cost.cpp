@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -79,4 +80,15 @@ TEST_CASE("orch errors are catchable as orch::error and as standard exceptions")
     CHECK(std::string(e.what()) == "capacity 5 below item of cost 9");
   }
   CHECK(orch::version == ORCH_VERSION);
+}
+
+TEST_CASE("attention_cost: lengths near 2^63 report overflow without wrapping 128 bits") {
+  // (quadratic · l) · l passes 2^127 here; the fuzzer found the wrap (fuzz/corpus/orchestrate/
+  // crash-quadratic-length-near-2p63.bin).
+  const orch::length_t huge = std::numeric_limits<orch::length_t>::max();
+  CHECK_THROWS_AS(static_cast<void>(orch::attention_cost{1, 1, 0}(huge)), orch::overflow);
+  CHECK_THROWS_AS(static_cast<void>(orch::attention_cost{0, 1, 0}(orch::length_t{1} << 62)),
+                  orch::overflow);
+  CHECK(orch::attention_cost{2, 3, 5}(1000) == 3'002'005);
+  CHECK(orch::attention_cost{1, 1, 0}(3'037'000'499) == 9'223'372'033'963'249'500);
 }
