@@ -6,6 +6,8 @@
 #include "simulate.hpp"
 #include "trace.hpp"
 
+#include <plan/plan_support.hpp>
+
 #include <orch/orchestrate/orchestrate.hpp>
 #include <orch/placement/engine.hpp>
 
@@ -34,13 +36,9 @@ TEST_CASE("place: the bundled trace's vision phase needs node_first+repartition"
     const std::vector<orch::bytes_t> b(bytes.begin(), bytes.end());
     const auto& costs = vision.phase.costs;
     const auto r = orch::place(costs, cur, b, topo);
-    CHECK(r.max_load <= r.target);
-    CHECK(r.loads == orch::bin_loads(costs, r.rank_of, 512));
-    CHECK(r.moved == orch::measure_traffic(cur, r.rank_of, b, topo));
-    CHECK(r.moved.inter_node >= r.inter_node_lower_bound);
     // Never more bytes across nodes than orch::partition's bins rearranged node-wise.
-    const auto ref = orch::partition(costs, 512);
-    CHECK(r.moved.inter_node <= orch::rearrange_bins(ref.bin_of, cur, b, topo).moves().inter_node);
+    orch::test::check_placement_against_reference(r, costs, cur, b, topo,
+                                                  orch::partition(costs, 512).bin_of);
     repartitioned += r.method == orch::placement_method::node_first_repartition ? 1 : 0;
   }
   MESSAGE("node_first+repartition in ", repartitioned, " of 6 steps");

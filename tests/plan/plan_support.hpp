@@ -6,6 +6,9 @@
 #include <orch/exchange/execute.hpp>
 #include <orch/exchange/layout.hpp>
 #include <orch/exchange/plan.hpp>
+#include <orch/placement/engine.hpp>
+#include <orch/placement/rearrange.hpp>
+#include <orch/quality.hpp>
 #include <orch/topology.hpp>
 
 #include <support/generators.hpp>
@@ -270,6 +273,23 @@ inline void check_plan_invariants(const exchange_plan& plan) {
   }
   CHECK(pairs == plan.pair_count());
   CHECK(total == plan.total_bytes());
+}
+
+/// What every placement against reference bins must hold: loads under the target and equal
+/// to the assignment's, traffic as measured, at least the inter-node bound, and never more
+/// bytes across nodes than the reference bins rearranged node-wise.
+inline void check_placement_against_reference(const locality_result& res,
+                                              const std::vector<cost_t>& costs,
+                                              const std::vector<rank_t>& current,
+                                              const std::vector<bytes_t>& bytes,
+                                              const topology& topo,
+                                              const std::vector<rank_t>& reference_bin_of) {
+  CHECK(res.max_load <= res.target);
+  CHECK(res.loads == bin_loads(costs, res.rank_of, topo.ranks()));
+  CHECK(res.moved == measure_traffic(current, res.rank_of, bytes, topo));
+  CHECK(res.moved.inter_node >= res.inter_node_lower_bound);
+  CHECK(res.moved.inter_node <=
+        rearrange_bins(reference_bin_of, current, bytes, topo).moves().inter_node);
 }
 
 } // namespace orch::test

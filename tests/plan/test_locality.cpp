@@ -496,12 +496,7 @@ TEST_CASE("locality: wide nodes (best fit over many ranks) keep balance and item
     }
     const auto ref = orch::lpt(costs, k);
     const auto res = orch::locality_balance(costs, current, bytes, topo, ref.bin_of);
-    CHECK(res.max_load <= res.target);
-    CHECK(res.loads == orch::bin_loads(costs, res.rank_of, k));
-    CHECK(res.moved == orch::measure_traffic(current, res.rank_of, bytes, topo));
-    CHECK(res.moved.inter_node >= res.inter_node_lower_bound);
-    CHECK(res.moved.inter_node <=
-          orch::rearrange_bins(ref.bin_of, current, bytes, topo).moves().inter_node);
+    orch::test::check_placement_against_reference(res, costs, current, bytes, topo, ref.bin_of);
     if (res.method == orch::placement_method::keep_local ||
         res.method == orch::placement_method::node_first) {
       const auto before = orch::bin_loads(costs, current, k);
@@ -653,12 +648,7 @@ TEST_CASE("locality: coarse items at a tight target: every finish keeps the guar
     }
     const auto ref = orch::partition(costs, k);
     const auto res = orch::locality_balance(costs, current, bytes, topo, ref.bin_of);
-    CHECK(res.max_load <= res.target);
-    CHECK(res.loads == orch::bin_loads(costs, res.rank_of, k));
-    CHECK(res.moved == orch::measure_traffic(current, res.rank_of, bytes, topo));
-    CHECK(res.moved.inter_node >= res.inter_node_lower_bound);
-    const auto mapped = orch::rearrange_bins(ref.bin_of, current, bytes, topo);
-    CHECK(res.moved.inter_node <= mapped.moves().inter_node);
+    orch::test::check_placement_against_reference(res, costs, current, bytes, topo, ref.bin_of);
     // Deterministic, for any thread count.
     orch::place_options two;
     two.threads = 2;
