@@ -25,10 +25,20 @@ for t in "${targets[@]}"; do
   mkdir -p "$out/corpus/$t"
   echo "fuzz: $t for ${seconds} s"
   # -rss_limit_mb / -malloc_limit_mb: a hostile length must be an error, never a huge buffer.
+  # The whole log is kept in $out/$t.log; a summary is printed, and on a crash the log's end (the
+  # failed assertion, uncaught exception or sanitizer report, and the input's bytes).
   "$out/fuzz/orch_fuzz_$t" -max_total_time="$seconds" -rss_limit_mb=2048 -malloc_limit_mb=1024 \
     -timeout=10 -print_final_stats=1 -artifact_prefix="$out/artifacts/$t-" \
-    "$out/corpus/$t" "fuzz/corpus/$t" 2>&1 | grep -E "^(#[0-9]+ +DONE|INFO: Done|==|SUMMARY|stat::number_of_executed_units)|invariant broken|ERROR" || true
+    "$out/corpus/$t" "fuzz/corpus/$t" >"$out/$t.log" 2>&1 || true
+  grep -E "^(#[0-9]+ +DONE|INFO: Done|==|SUMMARY|stat::number_of_executed_units)|invariant broken|ERROR" \
+    "$out/$t.log" || true
   if ls "$out/artifacts/$t-"* >/dev/null 2>&1; then
+    echo "fuzz: the end of $out/$t.log:" >&2
+    grep -v -E "^#[0-9]+ " "$out/$t.log" | tail -n 60 >&2
+    for a in "$out/artifacts/$t-"*; do
+      echo "fuzz: $a (hex):" >&2
+      od -An -tx1 -v "$a" | head -n 40 >&2
+    done
     echo "fuzz: $t found a failing input: $(ls "$out/artifacts/$t-"*)" >&2
     exit 1
   fi

@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 using orch::cost_t;
@@ -65,4 +66,19 @@ TEST_CASE("multifit: edge cases") {
   CHECK(r.proven_optimal);
   const std::vector<cost_t> zeros(5, 0);
   orch::test::check_partition_invariants(zeros, 2, orch::multifit(zeros, 2));
+}
+
+TEST_CASE("multifit: one bin and Σ > 2^62, where 2Σ exceeds 64 bits") {
+  // The start capacity max(⌈2Σ/k⌉, p_max) once wrapped negative for k = 1: the first FFD ran at
+  // p_max and failed (found by the partition fuzzer; a Debug build asserts, and Release
+  // returned the failed packing, right only because one bin takes everything).
+  constexpr cost_t big = std::numeric_limits<cost_t>::max() / 4;
+  const std::vector<cost_t> costs{big, big, big / 2, big / 3, 7};
+  for (const rank_t k : {1, 2, 3}) {
+    CAPTURE(k);
+    const auto r = orch::multifit(costs, k);
+    orch::test::check_partition_invariants(costs, k, r);
+  }
+  CHECK(orch::multifit(costs, 1).max_load == big + big + big / 2 + big / 3 + 7);
+  CHECK(orch::multifit(costs, 2).max_load == big + big / 2); // the two giants apart
 }

@@ -159,15 +159,22 @@ private:
   return true;
 }
 
+/// The capacity MULTIFIT's bisection starts from: FFD always packs at max(⌈2Σ/k⌉, p_max)
+/// (Coffman, Garey and Johnson), and at Σ (one bin takes everything). In 128 bits and capped
+/// at Σ before it narrows: for k = 1 and Σ > 2^62, 2Σ does not fit a cost_t.
+[[nodiscard]] inline cost_t multifit_start_capacity(cost_t total, rank_t bins,
+                                                    cost_t largest) noexcept {
+  const auto twice = static_cast<cost_t>(
+      std::min<int128>((static_cast<int128>(total) * 2 + bins - 1) / bins, total));
+  return std::max(twice, largest);
+}
+
 /// MULTIFIT over validated input with the order and the simple bound known.
 [[nodiscard]] inline partition_result multifit_with(std::span<const cost_t> costs, rank_t bins,
                                                     std::span<const std::uint32_t> order,
                                                     cost_t total, cost_t lower, int iterations) {
   const cost_t largest = order.empty() ? 0 : costs[order.front()];
-  // Coffman, Garey and Johnson: FFD always succeeds at max(2Σ/k, p_max). In 128 bits: 2Σ
-  // may not fit in 64.
-  const auto twice = static_cast<cost_t>((static_cast<int128>(total) * 2 + bins - 1) / bins);
-  cost_t hi = std::max(twice, largest);
+  cost_t hi = multifit_start_capacity(total, bins, largest);
   cost_t lo = std::max(lower, largest);
   std::vector<rank_t> best;
   std::vector<rank_t> trial;

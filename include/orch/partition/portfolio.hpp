@@ -84,10 +84,9 @@ struct incumbent {
   // MULTIFIT's bisection: one FFD pass of n log k per halving of [bound, max(2Σ/k, p_max)];
   // charged n units per pass, and only run when that fits in what is left (a failed charge
   // would end the whole chain).
-  const cost_t twice = static_cast<cost_t>((static_cast<int128>(total) * 2 + bins - 1) / bins);
-  const auto passes =
-      1 + static_cast<std::int64_t>(std::bit_width(static_cast<std::uint64_t>(
-              std::max<cost_t>(0, std::max(twice, sorted.empty() ? 0 : sorted.front()) - bound))));
+  const cost_t start = multifit_start_capacity(total, bins, sorted.empty() ? 0 : sorted.front());
+  const auto passes = 1 + static_cast<std::int64_t>(std::bit_width(
+                              static_cast<std::uint64_t>(std::max<cost_t>(0, start - bound))));
   const auto multifit_cost = passes * static_cast<std::int64_t>(costs.size());
   if (meter.left() >= multifit_cost) {
     meter.spend(multifit_cost);
