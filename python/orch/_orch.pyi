@@ -584,6 +584,9 @@ class PlacementMethod(enum.Enum):
     node_first, then its unbalanced nodes repartitioned with the roomiest others
     """
 
+    shed_fill = 6
+    """nodes shed what their ranks cannot pack, packed into the other nodes"""
+
 class LocalityResult:
     """A placement of items on ranks (orch::locality_result)."""
 

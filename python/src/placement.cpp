@@ -87,6 +87,8 @@ void bind_placement(nb::module_& m) {
              "the reference bins mapped by rearrange_bins, then pulled home")
       .value("node_first_repartition", placement_method::node_first_repartition,
              "node_first, then its unbalanced nodes repartitioned with the roomiest others")
+      .value("shed_fill", placement_method::shed_fill,
+             "nodes shed what their ranks cannot pack, packed into the other nodes")
       .def("__str__", [](placement_method p) { return std::string(to_string(p)); });
 
   nb::class_<locality_result>(m, "LocalityResult",

@@ -94,7 +94,7 @@ def test_place_and_locality_balance_invariants(seed):
 def test_methods_and_names():
     assert {str(m) for m in orch.PlacementMethod} == {
         "keep_local", "keep_local+settle", "node_first", "node_first+settle",
-        "rearranged_reference", "node_first+repartition"}
+        "rearranged_reference", "node_first+repartition", "shed+fill"}
     # Everything fits where it is: every item stays (keep_local, nothing moves).
     topo = orch.Topology.uniform(4, 2)
     r = orch.place(np.full(8, 5), np.repeat(np.arange(4), 2), np.full(8, 10), topo)

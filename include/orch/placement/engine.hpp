@@ -114,10 +114,12 @@ namespace detail {
 ///     balanced inside each node, and the fill finished by a budgeted local search over all
 ///     ranks; the feasible one sending fewer bytes across nodes, then fewer moved, wins;
 ///  3. against reference bins (options.reference_bin_of, or orch::partition's when step 2
-///     also misses a target taken from the lower bound): the heuristics' result and the
-///     reference mapped by rearrange_bins are each pulled home (items off their node moved or
-///     swapped back while no load passes that placement's own largest), and the one sending
-///     fewer bytes across nodes wins, so the result is never worse than node-wise
+///     also misses a target taken from the lower bound): the heuristics' result, shed+fill
+///     (nodes shed what orch::partition cannot pack into their ranks, packed into the other
+///     nodes with their items) when the fill missed the target, node_first+repartition and
+///     the reference mapped by rearrange_bins are each pulled home (items off their node
+///     moved or swapped back while no load passes that placement's own largest), and the one
+///     sending fewest bytes across nodes wins, so the result is never worse than node-wise
 ///     rearrangement of the reference.
 /// Target: reference max + slack with reference bins, else lower bound + slack (then, if the
 /// heuristics miss it, partition max + slack).

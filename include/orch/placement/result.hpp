@@ -24,10 +24,15 @@ enum class placement_method : std::uint8_t {
   /// together with the roomiest others (as few as meet the target), mapped node-wise and
   /// pulled home; against a reference's target only
   node_first_repartition,
+  /// nodes shed the items with the fewest bytes per cost until the rest packs into their
+  /// ranks, and the shed items are packed into the roomiest other nodes together with their
+  /// items (evicting smaller ones where none fits), then pulled home; against a reference's
+  /// target only
+  shed_fill,
 };
 
 /// The name tools print for `m`: "keep_local", "keep_local+settle", "node_first",
-/// "node_first+settle", "rearranged_reference" or "node_first+repartition".
+/// "node_first+settle", "rearranged_reference", "node_first+repartition" or "shed+fill".
 [[nodiscard]] constexpr std::string_view to_string(placement_method m) noexcept {
   switch (m) {
   case placement_method::keep_local:
@@ -42,6 +47,8 @@ enum class placement_method : std::uint8_t {
     return "rearranged_reference";
   case placement_method::node_first_repartition:
     return "node_first+repartition";
+  case placement_method::shed_fill:
+    return "shed+fill";
   }
   return "?";
 }
@@ -65,7 +72,8 @@ struct locality_result {
   /// to their node under the reference's largest load; used when that crosses fewer node
   /// boundaries or no heuristic could reach the target), or node_first_repartition (against
   /// a reference's target: node_first's unbalanced nodes repartitioned with the roomiest
-  /// others). Names: to_string.
+  /// others), or shed_fill (against a reference's target: nodes shed, the rest packed by
+  /// orch::partition, the shed items packed into the other nodes). Names: to_string.
   placement_method method = placement_method::rearranged_reference;
   /// max_load is optimal: it equals lower_bound, or the partition place ran proved its
   /// largest load optimal and max_load equals it.
