@@ -72,14 +72,15 @@ inline constexpr std::int64_t pull_home_work_per_item = 128;
 /// 256 octaves of ratio); wider ranges fall back to ordering the whole node.
 inline constexpr std::size_t cover_max_buckets = 4096;
 /// shed_and_fill (detail/placement/shed_fill.hpp): a shed item tries at most shed_fill_tries
-/// nodes, roomiest first (whether a node packs an item depends on its items' sizes, not only
-/// its room: on the bundled trace's vision inputs at 512 ranks, 4 tries left 27-48 ranks
-/// above the target in the steps looked at, 64 leave some in 2 of 10 steps, finished by
-/// repartition_nodes; the cap bounds the work at thousands of ranks); an
-/// eviction checks at most shed_fill_evictions candidates per node, and all evictions
-/// together stay under shed_fill_eviction_factor · the items shed (each check is one
-/// partition of a node's items; raising either placed no further item there).
-inline constexpr std::size_t shed_fill_tries = 64;
+/// nodes, roomiest first, stopping at the first without room for it. Whether a node packs an
+/// item depends on its items' sizes, not only its room: on the bundled trace's vision inputs
+/// 4 tries left 27-48 ranks above the target in the steps looked at, and at 2,560 ranks the
+/// 64 roomiest of 320 nodes stranded enough items to cost 1.33x the bound instead of 1.15x
+/// (docs/benchmarks.md, "Shed and fill"). 512 covers every node up to 4,096 ranks of 8 and
+/// bounds the work beyond. An eviction checks at most shed_fill_evictions candidates per node,
+/// and all evictions together stay under shed_fill_eviction_factor · the items shed (each
+/// check is one partition of a node's items; raising either placed no further item there).
+inline constexpr std::size_t shed_fill_tries = 512;
 inline constexpr std::size_t shed_fill_evictions = 8;
 inline constexpr std::size_t shed_fill_eviction_factor = 4;
 
