@@ -132,10 +132,11 @@ inline void place_against_reference(std::span<const cost_t> costs,
   }
   // Shed and fill decides per node what leaves and packs it into the others: on coarse items
   // at a tight target it sends far fewer bytes across nodes than repartitioning (on the
-  // bundled trace's vision inputs, 1.35-1.7x their bound where repartitioning or the
-  // rearranged reference sent up to 4x). Nodes it leaves above the target are finished by
-  // repartition_nodes; the result, pulled home, competes on equal terms. Tried whenever the
-  // per-node fill missed the target (node_first or settle finished it, or nothing did).
+  // bundled trace's vision inputs at 512 ranks, 1.34x their bound over 10 steps, where
+  // repartitioning or the rearranged reference sent 2.3x). Nodes it leaves above the target
+  // are finished by repartition_nodes; the result, pulled home, competes on equal terms.
+  // Tried whenever the per-node fill missed the target (node_first or settle finished it, or
+  // nothing did).
   if (!found.found || found.method != placement_method::keep_local) {
     auto rank_of = shed_and_fill(costs, current_rank, item_bytes, topo, target);
     auto loads = loads_of(costs, rank_of, topo.ranks());
