@@ -6,6 +6,7 @@
 #pragma once
 
 #include <orch/detail/placement/locality_input.hpp>
+#include <orch/detail/placement/packing.hpp>
 #include <orch/detail/primitives/checked.hpp>
 #include <orch/detail/tuning.hpp>
 #include <orch/partition/partition.hpp>
@@ -28,8 +29,9 @@ namespace orch::detail {
 /// that must leave a node cross nodes whatever other node takes them, so they may move between
 /// receivers for free. Hence:
 ///  1. every node keeps its items if LPT + local search (orch::partition, lpt+ls) packs them
-///     into its ranks under the target; otherwise it sheds them one at a time, fewest bytes
-///     per unit of cost first (then lower index), until the rest packs;
+///     into its ranks under the target; otherwise it sheds them one at a time in the reverse
+///     of the keep order (fewest bytes per unit of cost first, then the smaller cost, then
+///     the higher index), until the rest packs;
 ///  2. the shed items, largest first (then lower index), go to the roomiest nodes (room:
 ///     ranks · target − load, most first, then lower node) other than their home, the first
 ///     of shed_fill_tries whose items packed with it still meet the target taking it;
@@ -111,12 +113,10 @@ namespace orch::detail {
     load[nd] += costs[i];
   };
 
-  // 1. Shed: fewest bytes per unit of cost first (b_i · c_j < b_j · c_i), zero-cost items
-  // never (they relieve nothing).
+  // 1. Shed: the reverse of the keep order (fewest bytes per unit of cost first, then the
+  // smaller cost, then the higher index), zero-cost items never (they relieve nothing).
   const auto cheaper_to_shed = [&](std::uint32_t a, std::uint32_t b) {
-    const int128 x = static_cast<int128>(item_bytes[a]) * costs[b];
-    const int128 y = static_cast<int128>(item_bytes[b]) * costs[a];
-    return x != y ? x < y : a < b;
+    return keep_before(b, a, costs, item_bytes);
   };
   // Largest first, then lower index: the order items wait in (a max-heap on this).
   const auto later = [&](std::uint32_t a, std::uint32_t b) {
