@@ -26,7 +26,7 @@ if [ ! -x "$bench" ]; then
   exit 2
 fi
 find_lib() { # the first installed library of that name, or nothing
-  ldconfig -p 2>/dev/null | awk -v n="$1" '$1 == n { print $NF; exit }'
+  ldconfig -p 2>/dev/null | awk -v n="$1" '$1 == n && !found { print $NF; found = 1 }' || true
 }
 allocators=(glibc top-pad)
 jemalloc="$(find_lib libjemalloc.so.2)"
