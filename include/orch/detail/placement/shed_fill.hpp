@@ -52,8 +52,9 @@ namespace orch::detail {
 /// Complexity: one lpt+ls partition of a node's m items per check (O(m log m) plus its local
 /// search): one per node, one per item shed while its node still cannot pack, up to
 /// shed_fill_tries per waiting item and shed_fill_tries · shed_fill_evictions per eviction,
-/// less the remembered refusals; plus a sort of the nodes by room per waiting item. Deterministic:
-/// integer costs and total orders only. Inputs validated by the caller (Σ costs fits in cost_t).
+/// less the remembered refusals; plus O(nodes) per item moved to keep the nodes by room.
+/// Deterministic: integer costs and total orders only. Inputs validated by the caller (Σ costs fits
+/// in cost_t).
 [[nodiscard]] inline std::vector<rank_t> shed_and_fill(std::span<const cost_t> costs,
                                                        std::span<const rank_t> current_rank,
                                                        std::span<const bytes_t> item_bytes,
@@ -130,16 +131,33 @@ namespace orch::detail {
     }
     return list.emplace_back(y, std::numeric_limits<cost_t>::max()).second;
   };
+  // Nodes by room (ranks · target − load), most first, then lower node: a total order,
+  // kept while steps 2 and 3 run.
+  std::vector<std::size_t> by_room(nodes);
+  bool room_ordered = false;
+  const auto roomier = [&](std::size_t a, std::size_t b) {
+    const int128 ra = capacity[a] - load[a];
+    const int128 rb = capacity[b] - load[b];
+    return ra != rb ? ra > rb : a < b;
+  };
+  const auto reorder = [&](std::size_t nd) { // nd's load changed
+    if (room_ordered) {
+      by_room.erase(std::find(by_room.begin(), by_room.end(), nd));
+      by_room.insert(std::lower_bound(by_room.begin(), by_room.end(), nd, roomier), nd);
+    }
+  };
   const auto take_out = [&](std::size_t nd, std::uint32_t i) {
     auto& h = held[nd];
     h.erase(std::find(h.begin(), h.end(), i));
     load[nd] -= costs[i];
     changed(nd);
+    reorder(nd);
   };
   const auto put_in = [&](std::size_t nd, std::uint32_t i) {
     held[nd].push_back(i);
     load[nd] += costs[i];
     changed(nd);
+    reorder(nd);
   };
 
   // 1. Shed: the reverse of the keep order (fewest bytes per unit of cost first, then the
@@ -176,18 +194,13 @@ namespace orch::detail {
     }
   }
 
-  // 2 and 3. Fill, evicting where no node takes an item.
-  std::vector<std::size_t> by_room(nodes);
-  const auto order_by_room = [&] {
-    for (std::size_t nd = 0; nd < nodes; ++nd) {
-      by_room[nd] = nd;
-    }
-    std::sort(by_room.begin(), by_room.end(), [&](std::size_t a, std::size_t b) {
-      const int128 ra = capacity[a] - load[a];
-      const int128 rb = capacity[b] - load[b];
-      return ra != rb ? ra > rb : a < b;
-    });
-  };
+  // 2 and 3. Fill, evicting where no node takes an item. The nodes by room are sorted once
+  // and kept sorted as loads change (put_in / take_out move one node).
+  for (std::size_t nd = 0; nd < nodes; ++nd) {
+    by_room[nd] = nd;
+  }
+  std::sort(by_room.begin(), by_room.end(), roomier);
+  room_ordered = true;
   const std::size_t max_evictions = shed_fill_eviction_factor * shed_count;
   std::size_t evictions = 0;
   std::vector<std::uint32_t> stranded;
@@ -195,7 +208,6 @@ namespace orch::detail {
     const std::uint32_t x = waiting.top();
     waiting.pop();
     const std::size_t home = home_of(x);
-    order_by_room();
     bool placed = false;
     std::size_t tried = 0;
     for (const std::size_t nd : by_room) {
