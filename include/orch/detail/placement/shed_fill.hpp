@@ -222,7 +222,7 @@ namespace orch::detail {
         continue;
       }
       if (packs(nd, x, none)) {
-        put_in(nd, x);
+        put_in(nd, x); // moves nd within by_room: the loop ends here
         placed = true;
         break;
       }
