@@ -118,10 +118,6 @@ namespace orch::detail {
     std::vector<std::pair<std::uint32_t, cost_t>> swap; // (y, least cost refused for y)
   };
   std::vector<refusals> refused(nodes);
-  const auto changed = [&](std::size_t nd) {
-    refused[nd].take = std::numeric_limits<cost_t>::max();
-    refused[nd].swap.clear();
-  };
   const auto swap_refused = [&](std::size_t nd, std::uint32_t y) -> cost_t& {
     auto& list = refused[nd].swap;
     for (auto& [item, cost] : list) {
@@ -132,32 +128,34 @@ namespace orch::detail {
     return list.emplace_back(y, std::numeric_limits<cost_t>::max()).second;
   };
   // Nodes by room (ranks · target − load), most first, then lower node: a total order,
-  // kept while steps 2 and 3 run.
-  std::vector<std::size_t> by_room(nodes);
-  bool room_ordered = false;
+  // sorted once and kept as loads change.
   const auto roomier = [&](std::size_t a, std::size_t b) {
     const int128 ra = capacity[a] - load[a];
     const int128 rb = capacity[b] - load[b];
     return ra != rb ? ra > rb : a < b;
   };
-  const auto reorder = [&](std::size_t nd) { // nd's load changed
-    if (room_ordered) {
-      by_room.erase(std::find(by_room.begin(), by_room.end(), nd));
-      by_room.insert(std::lower_bound(by_room.begin(), by_room.end(), nd, roomier), nd);
-    }
+  std::vector<std::size_t> by_room(nodes);
+  for (std::size_t nd = 0; nd < nodes; ++nd) {
+    by_room[nd] = nd;
+  }
+  std::sort(by_room.begin(), by_room.end(), roomier);
+  // nd's items changed: forget its refusals and move it to its place by room.
+  const auto changed = [&](std::size_t nd) {
+    refused[nd].take = std::numeric_limits<cost_t>::max();
+    refused[nd].swap.clear();
+    by_room.erase(std::find(by_room.begin(), by_room.end(), nd));
+    by_room.insert(std::lower_bound(by_room.begin(), by_room.end(), nd, roomier), nd);
   };
   const auto take_out = [&](std::size_t nd, std::uint32_t i) {
     auto& h = held[nd];
     h.erase(std::find(h.begin(), h.end(), i));
     load[nd] -= costs[i];
     changed(nd);
-    reorder(nd);
   };
   const auto put_in = [&](std::size_t nd, std::uint32_t i) {
     held[nd].push_back(i);
     load[nd] += costs[i];
     changed(nd);
-    reorder(nd);
   };
 
   // 1. Shed: the reverse of the keep order (fewest bytes per unit of cost first, then the
@@ -194,13 +192,7 @@ namespace orch::detail {
     }
   }
 
-  // 2 and 3. Fill, evicting where no node takes an item. The nodes by room are sorted once
-  // and kept sorted as loads change (put_in / take_out move one node).
-  for (std::size_t nd = 0; nd < nodes; ++nd) {
-    by_room[nd] = nd;
-  }
-  std::sort(by_room.begin(), by_room.end(), roomier);
-  room_ordered = true;
+  // 2 and 3. Fill, evicting where no node takes an item.
   const std::size_t max_evictions = shed_fill_eviction_factor * shed_count;
   std::size_t evictions = 0;
   std::vector<std::uint32_t> stranded;
