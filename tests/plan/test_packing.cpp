@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// Packing internals of locality: best_fit against an ordered-set reference, and
-// measure_traffic's one-pass validation against its item-by-item checks.
+// Packing internals of locality: best_fit against an ordered-set reference, repair_lists'
+// search against the lists it indexes, and measure_traffic's one-pass validation against its
+// item-by-item checks.
 #include <orch/config.hpp>
 #include <orch/detail/placement/best_fit.hpp>
+#include <orch/detail/placement/repair_lists.hpp>
 #include <orch/locality.hpp>
 #include <orch/topology.hpp>
 
@@ -10,6 +12,8 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <iterator>
 #include <limits>
@@ -103,6 +107,80 @@ TEST_CASE("best_fit: most room before any take, and equal rooms by rank") {
   CHECK(fit.take(4) == 2);           // the least room ≥ 4 is rank 2's 4 (rank 3 has 5)
   CHECK(fit.take(6) == -1);
   CHECK(fit.take_most_room(6) == 3); // 5 is the most
+}
+
+TEST_CASE("repair_lists: first_costing and cost_at follow the lists through replace and insert") {
+  using orch::detail::repair_lists;
+  for (std::uint64_t seed = 1; seed <= 200; ++seed) {
+    std::mt19937_64 rng(seed);
+    const auto pick = [&](std::size_t lo, std::size_t hi) { // in [lo, hi]
+      return static_cast<std::size_t>(orch::test::uniform_int(rng, static_cast<std::int64_t>(lo),
+                                                              static_cast<std::int64_t>(hi)));
+    };
+    const std::size_t ranks = pick(1, 9);
+    const std::size_t m = pick(ranks, 60);
+    // Narrow costs on some seeds, so that equal costs (ties by slot) are common.
+    const cost_t max_cost = seed % 3 == 0 ? 4 : 1'000;
+    std::vector<cost_t> cost(m);
+    std::vector<bytes_t> size(m);
+    std::vector<std::size_t> items(m);
+    std::vector<std::size_t> local(m);
+    std::vector<std::size_t> count(ranks, 0);
+    for (std::size_t s = 0; s < m; ++s) {
+      cost[s] = orch::test::uniform_int(rng, 0, max_cost);
+      size[s] = orch::test::uniform_int(rng, 0, 50);
+      items[s] = m - s;
+      // About one slot in five is on no rank (in no list) and may be replaced or inserted.
+      local[s] = orch::test::uniform_int(rng, 0, 4) == 0 ? repair_lists::npos : pick(0, ranks - 1);
+      if (local[s] != repair_lists::npos) {
+        ++count[local[s]];
+      }
+    }
+    const std::size_t spare = 8;
+    repair_lists lists;
+    lists.new_node();
+    lists.build(cost, size, items, count, spare, [&](std::size_t s) { return local[s]; });
+    const auto check = [&] {
+      for (std::size_t l = 0; l < ranks; ++l) {
+        const auto list = lists.list(l);
+        for (std::size_t k = 0; k < list.size(); ++k) {
+          REQUIRE(lists.cost_at(l, k) == cost[list[k]]);
+        }
+        for (cost_t least = -2; least <= max_cost + 2; least += max_cost > 4 ? 37 : 1) {
+          const auto expected = static_cast<std::size_t>(
+              std::partition_point(list.begin(), list.end(),
+                                   [&](std::size_t y) { return cost[y] < least; }) -
+              list.begin());
+          REQUIRE(lists.first_costing(l, least) == expected);
+        }
+      }
+    };
+    check();
+    // Slots in no list take the place of listed ones or join a list, as repair() does.
+    for (std::size_t step = 0; step < spare; ++step) {
+      std::vector<std::size_t> outside;
+      for (std::size_t s = 0; s < m; ++s) {
+        if (local[s] == repair_lists::npos) {
+          outside.push_back(s);
+        }
+      }
+      if (outside.empty()) {
+        break;
+      }
+      const std::size_t x = outside[pick(0, outside.size() - 1)];
+      const std::size_t l = pick(0, ranks - 1);
+      const auto list = lists.list(l);
+      if (!list.empty() && orch::test::uniform_int(rng, 0, 1) == 0) {
+        const std::size_t y = list[pick(0, list.size() - 1)];
+        lists.replace(l, y, x);
+        local[y] = repair_lists::npos;
+      } else {
+        lists.insert(l, x);
+      }
+      local[x] = l;
+      check();
+    }
+  }
 }
 
 TEST_CASE("measure_traffic: the one-pass check accepts what the item checks accept") {

@@ -224,6 +224,7 @@ private:
     std::size_t budget = repair_work_per_item * m + repair_work_base; // items a full scan visits
     // The lists get room for one more slot per try (a try adds a slot to at most one list).
     const std::size_t spare = (budget + m - 1) / m; // the number of tries at most
+    first_.resize(g);
     lists_.build(cost_, size_, items_, count_, spare,
                  [&](std::size_t s) { return rank_[s] >= 0 ? local_of(s) : repair_lists::npos; });
     for (std::size_t q = 0; q < left_.size() && budget > 0; ++q) {
@@ -245,14 +246,16 @@ private:
       const bool can_move = second != g && int128{room_[top]} + room_[second] >= cx;
       std::size_t move_y = m; // candidate for 1
       std::size_t shed_y = m; // candidate for 2
+      // Every rank's search first: they are independent, so their load chains overlap,
+      // where one search per turn of the loop below would wait on each.
+      for (std::size_t a = 0; a < g; ++a) {
+        first_[a] = lists_.first_costing(a, cx - room_[a]);
+      }
       for (std::size_t a = 0; a < g; ++a) {
         const auto kept = lists_.list(a);
         const std::size_t* list = kept.data();
         const std::size_t n = kept.size();
-        const cost_t least = cx - room_[a];
-        const auto k = static_cast<std::size_t>(
-            std::partition_point(list, list + n, [&](std::size_t y) { return cost_[y] < least; }) -
-            list);
+        const std::size_t k = first_[a];
         if (k == n) {
           continue;
         }
@@ -262,7 +265,7 @@ private:
         }
         if (can_move) {
           const cost_t elsewhere = a != top ? room_[top] : elsewhere_top;
-          for (std::size_t x = k; x < n && cost_[list[x]] <= elsewhere; ++x) {
+          for (std::size_t x = k; x < n && lists_.cost_at(a, x) <= elsewhere; ++x) {
             if (move_y == m || lists_.smaller(list[x], move_y)) {
               move_y = list[x];
             }
@@ -330,6 +333,7 @@ private:
   std::vector<std::size_t> changed_; // see changed()
   std::vector<std::size_t> count_;   // per local rank: slots placed on it
   repair_lists lists_;               // repair: kept slots per rank, by cost
+  std::vector<std::size_t> first_;   // repair: per local rank, its first candidate (a try's)
 };
 
 } // namespace orch::detail

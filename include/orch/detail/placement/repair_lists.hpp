@@ -51,11 +51,14 @@ public:
     if (list_.size() < base_[g]) {
       list_.resize(base_[g]);
       best_.resize(base_[g]);
+      cost_at_.resize(base_[g]);
     }
     for (const std::size_t s : by_cost_) {
       const std::size_t l = local_of(s);
       if (l != npos) {
-        list_[base_[l] + len_[l]++] = s;
+        const std::size_t p = base_[l] + len_[l]++;
+        list_[p] = s;
+        cost_at_[p] = cost[s];
       }
     }
     for (std::size_t l = 0; l < g; ++l) {
@@ -68,6 +71,29 @@ public:
   /// Rank l's list (kept slots by cost, then slot).
   [[nodiscard]] std::span<const std::size_t> list(std::size_t l) const noexcept {
     return {list_.data() + base_[l], len_[l]};
+  }
+  /// The position of the first slot of rank l's list whose cost is at least `least` (its
+  /// length when there is none). A binary search over the list's costs, stored beside it, that
+  /// halves without a branch: on a node's short lists the data-dependent branches of
+  /// std::partition_point mispredict about every other step.
+  [[nodiscard]] std::size_t first_costing(std::size_t l, cost_t least) const noexcept {
+    const cost_t* first = cost_at_.data() + base_[l];
+    std::size_t n = len_[l];
+    if (n == 0) {
+      return 0;
+    }
+    const cost_t* at = first;
+    while (n > 1) {
+      const std::size_t half = n / 2;
+      // A product rather than ?: so that g++ emits no branch here.
+      at += static_cast<std::size_t>(at[half - 1] < least) * half;
+      n -= half;
+    }
+    return static_cast<std::size_t>(at - first) + (*at < least ? 1 : 0);
+  }
+  /// The cost of the slot at position k of rank l's list (k < its length).
+  [[nodiscard]] cost_t cost_at(std::size_t l, std::size_t k) const noexcept {
+    return cost_at_[base_[l] + k];
   }
   /// The smaller() slot among positions k.. of rank l's list (k < its length).
   [[nodiscard]] std::size_t best_from(std::size_t l, std::size_t k) const noexcept {
@@ -82,16 +108,21 @@ public:
   /// between the two change, and the suffix minima above them stay as they are.
   void replace(std::size_t l, std::size_t y, std::size_t x) {
     std::size_t* list = list_.data() + base_[l];
+    cost_t* costs = cost_at_.data() + base_[l];
     const std::size_t n = len_[l];
     const auto py = static_cast<std::size_t>(std::lower_bound(list, list + n, y, cheaper()) - list);
     const auto px = static_cast<std::size_t>(std::upper_bound(list, list + n, x, cheaper()) - list);
     if (py < px) { // x lands after y's place: the slots between move down by one
       std::copy(list + py + 1, list + px, list + py);
+      std::copy(costs + py + 1, costs + px, costs + py);
       list[px - 1] = x;
+      costs[px - 1] = cost_[x];
       index_rank(l, px - 1, py);
     } else {
       std::copy_backward(list + px, list + py, list + py + 1);
+      std::copy_backward(costs + px, costs + py, costs + py + 1);
       list[px] = x;
+      costs[px] = cost_[x];
       index_rank(l, py, px);
     }
   }
@@ -103,9 +134,12 @@ public:
     const std::size_t n = len_[l];
     ORCH_ASSERT(base_[l] + n < base_[l + 1]);
     const auto p = static_cast<std::size_t>(std::upper_bound(list, list + n, x, cheaper()) - list);
+    cost_t* costs = cost_at_.data() + base_[l];
     std::copy_backward(list + p, list + n, list + n + 1);
     std::copy_backward(best + p, best + n, best + n + 1);
+    std::copy_backward(costs + p, costs + n, costs + n + 1);
     list[p] = x;
+    costs[p] = cost_[x];
     len_[l] = n + 1;
     index_rank(l, p, p);
   }
@@ -185,6 +219,7 @@ private:
   std::vector<std::size_t> base_;                     // per local rank + 1: its list's start
   std::vector<std::size_t> list_;                     // kept slots per rank, by cost
   std::vector<std::size_t> best_;                     // see index_rank
+  std::vector<cost_t> cost_at_;                       // per list position: its slot's cost
 };
 
 } // namespace orch::detail
