@@ -132,15 +132,29 @@ void set_time_counters(benchmark::State& state, std::chrono::steady_clock::durat
   state.counters["page_faults_per_step"] = static_cast<double>(faults) / steps;
 }
 
-void bench_orchestrate(benchmark::State& state) {
-  const auto strat = orch::all_strategies[static_cast<std::size_t>(state.range(0))];
-  const auto ranks = static_cast<orch::rank_t>(state.range(1));
-  const auto topo = orch::topology::uniform(ranks, 8);
-  const auto table = bench_table(ranks, 32, 2026);
-  const auto model = bench_model();
+/// A whole-step benchmark's inputs from its arguments (strategy, ranks, threads).
+struct step_case {
+  orch::strategy strat;
+  orch::topology topo;
+  orch::item_table table;
+  orch::model_description model;
   orch::orchestrate_options options;
-  options.strategy = strat;
-  options.threads = static_cast<int>(state.range(2));
+};
+
+step_case make_step_case(const benchmark::State& state) {
+  const auto ranks = static_cast<orch::rank_t>(state.range(1));
+  step_case c{orch::all_strategies[static_cast<std::size_t>(state.range(0))],
+              orch::topology::uniform(ranks, 8),
+              bench_table(ranks, 32, 2026),
+              bench_model(),
+              {}};
+  c.options.strategy = c.strat;
+  c.options.threads = static_cast<int>(state.range(2));
+  return c;
+}
+
+void bench_orchestrate(benchmark::State& state) {
+  const auto [strat, topo, table, model, options] = make_step_case(state);
   // The growth of the peak resident set over the first plan: the step plan's peak memory
   // above the table when this benchmark runs first in its process (--benchmark_filter).
   const double rss_before = peak_rss_mib();
@@ -203,14 +217,7 @@ BENCHMARK(bench_orchestrate)
 /// which lets glibc's malloc return the memory to the kernel at one thread (page faults every
 /// step; docs/benchmarks.md, "The heap allocator and the one-thread step").
 void bench_orchestrate_training_loop(benchmark::State& state) {
-  const auto strat = orch::all_strategies[static_cast<std::size_t>(state.range(0))];
-  const auto ranks = static_cast<orch::rank_t>(state.range(1));
-  const auto topo = orch::topology::uniform(ranks, 8);
-  const auto table = bench_table(ranks, 32, 2026);
-  const auto model = bench_model();
-  orch::orchestrate_options options;
-  options.strategy = strat;
-  options.threads = static_cast<int>(state.range(2));
+  const auto [strat, topo, table, model, options] = make_step_case(state);
   orch::step_plan plan = orch::orchestrate(table, model, topo, options);
   const double sort_ms_before = sort_reference_ms(5);
   const long faults_before = minor_page_faults();
