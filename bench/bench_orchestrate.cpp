@@ -134,7 +134,6 @@ void set_time_counters(benchmark::State& state, std::chrono::steady_clock::durat
 
 /// A whole-step benchmark's inputs from its arguments (strategy, ranks, threads).
 struct step_case {
-  orch::strategy strat;
   orch::topology topo;
   orch::item_table table;
   orch::model_description model;
@@ -143,18 +142,14 @@ struct step_case {
 
 step_case make_step_case(const benchmark::State& state) {
   const auto ranks = static_cast<orch::rank_t>(state.range(1));
-  step_case c{orch::all_strategies[static_cast<std::size_t>(state.range(0))],
-              orch::topology::uniform(ranks, 8),
-              bench_table(ranks, 32, 2026),
-              bench_model(),
-              {}};
-  c.options.strategy = c.strat;
+  step_case c{orch::topology::uniform(ranks, 8), bench_table(ranks, 32, 2026), bench_model(), {}};
+  c.options.strategy = orch::all_strategies[static_cast<std::size_t>(state.range(0))];
   c.options.threads = static_cast<int>(state.range(2));
   return c;
 }
 
 void bench_orchestrate(benchmark::State& state) {
-  const auto [strat, topo, table, model, options] = make_step_case(state);
+  const auto [topo, table, model, options] = make_step_case(state);
   // The growth of the peak resident set over the first plan: the step plan's peak memory
   // above the table when this benchmark runs first in its process (--benchmark_filter).
   const double rss_before = peak_rss_mib();
@@ -173,7 +168,7 @@ void bench_orchestrate(benchmark::State& state) {
   const auto stop = std::chrono::steady_clock::now();
   set_time_counters(state, stop - start, minor_page_faults() - faults_before, sort_ms_before);
   state.counters["peak_rss_growth_MiB"] = rss_growth;
-  state.SetLabel(std::string(orch::to_string(strat)));
+  state.SetLabel(std::string(orch::to_string(options.strategy)));
   state.counters["examples"] = static_cast<double>(table.examples());
   state.counters["media"] = static_cast<double>(table.media_items());
   for (const orch::phase_result& ph : check.phases()) {
@@ -217,7 +212,7 @@ BENCHMARK(bench_orchestrate)
 /// which lets glibc's malloc return the memory to the kernel at one thread (page faults every
 /// step; docs/benchmarks.md, "The heap allocator and the one-thread step").
 void bench_orchestrate_training_loop(benchmark::State& state) {
-  const auto [strat, topo, table, model, options] = make_step_case(state);
+  const auto [topo, table, model, options] = make_step_case(state);
   orch::step_plan plan = orch::orchestrate(table, model, topo, options);
   const double sort_ms_before = sort_reference_ms(5);
   const long faults_before = minor_page_faults();
@@ -228,7 +223,7 @@ void bench_orchestrate_training_loop(benchmark::State& state) {
   }
   const auto stop = std::chrono::steady_clock::now();
   set_time_counters(state, stop - start, minor_page_faults() - faults_before, sort_ms_before);
-  state.SetLabel(std::string(orch::to_string(strat)));
+  state.SetLabel(std::string(orch::to_string(options.strategy)));
 }
 BENCHMARK(bench_orchestrate_training_loop)
     ->ArgsProduct({{0, 3}, {2560}, {1, 2}})
