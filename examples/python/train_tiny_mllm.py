@@ -587,7 +587,9 @@ def run_strategy(args: Args, strategy: str, rank: int, world: int, trace, cfg: C
     return same
 
 
-def worker(rank: int, world: int, args: Args, port: int | None, results) -> None:
+def worker(rank: int, world: int, args: Args, port: int | None, results) -> bool:
+    """One rank: trains every chosen strategy, puts (rank, verdict) in `results` (if given),
+    tears the process group down and returns the verdict."""
     faulthandler.enable()  # a native abort (in torch's C++ threads) prints every thread's stack
     torch.set_num_threads(1)
     if port is not None:
@@ -599,30 +601,28 @@ def worker(rank: int, world: int, args: Args, port: int | None, results) -> None
     def log(msg: str) -> None:
         print(msg, flush=True)
 
-    ok, raised = True, True
+    ok = True
     try:
         trace = load_trace(Path(args.trace))
         cfg = Config()
         strategies = STRATEGIES if args.strategy == "all" else (args.strategy,)
         for strategy in strategies:
             ok = run_strategy(args, strategy, rank, world, trace, cfg, log) and ok
-        raised = False
+        # An orderly teardown: no rank closes its connections while another is still inside a
+        # collective (after an exception the peers may be inside another one: no barrier
+        # then), and orch.torch's cached tensors go while the interpreter is fully alive.
+        dist.barrier()
+        import orch.torch as ot
+
+        ot.clear_caches()
     except Exception:
         traceback.print_exc()
         ok = False
     finally:
         if results is not None:
             results.put((rank, ok))
-        # An orderly teardown: no rank closes its connections while another is still inside a
-        # collective (after an exception the peers may be inside another one: no barrier then),
-        # and orch.torch's cached tensors go while the interpreter is fully alive.
-        if not raised:
-            dist.barrier()
-        if "orch.torch" in sys.modules:
-            sys.modules["orch.torch"].clear_caches()
         dist.destroy_process_group()
-    if not ok:
-        sys.exit(1)
+    return ok
 
 
 def spawned_worker(rank: int, world: int, args: Args, port: int, results) -> None:
@@ -630,18 +630,12 @@ def spawned_worker(rank: int, world: int, args: Args, port: int, results) -> Non
     destroyed, so the process ends without interpreter finalisation. A worker aborted once in
     CI after every check had passed ('terminate called without an active exception', no
     Python error): torch's C++ threads meeting a finalising interpreter are the likely cause,
-    and nothing in that phase can change the verdict. A failure still exits non-zero."""
-    code = 0
-    try:
-        worker(rank, world, args, port, results)
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else 1
-    except BaseException:  # noqa: BLE001 - printed here, reported by the exit code
-        traceback.print_exc()
-        code = 1
+    and nothing in that phase can change the verdict. A failure still exits non-zero (an
+    exception out of worker() reaches torch's spawn wrapper, as before)."""
+    ok = worker(rank, world, args, port, results)
     sys.stdout.flush()
     sys.stderr.flush()
-    os._exit(code)
+    os._exit(0 if ok else 1)
 
 
 def free_port() -> int:
@@ -796,11 +790,7 @@ def main(argv: list[str] | None = None) -> int:
         ok = run_reference(args)
     elif torchrun:
         rank = int(os.environ["RANK"])
-        try:
-            worker(rank, world, args, None, None)
-            ok = True
-        except SystemExit:
-            ok = False
+        ok = worker(rank, world, args, None, None)
         if rank != 0:
             return 0 if ok else 1
     else:
