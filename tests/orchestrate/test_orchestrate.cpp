@@ -6,6 +6,7 @@
 // through the inverse plans.
 #include <orch/exchange/execute.hpp>
 #include <orch/orchestrate/orchestrate.hpp>
+#include <orch/placement/bounds.hpp>
 
 #include <support/generators.hpp>
 #include <support/step_bytes.hpp>
@@ -312,6 +313,18 @@ void check_step(const scenario& s, const orch::model_description& model, orch::s
   for (const orch::exchange_result& x : sp.exchanges()) {
     CHECK(x.inter_node_lower_bound <= x.bytes.inter_node);
   }
+  // The step reports the bound of its inputs and text exchanges without computing it when the
+  // exchange keeps every byte on its node (the bound is then 0): it is the bound all the same.
+  for (const orch::encoder_step& enc : sp.encoders) {
+    CHECK(enc.inputs.inter_node_lower_bound ==
+          orch::inter_node_lower_bound(enc.phase.costs, enc.owner_media.rank_of_items(),
+                                       enc.inputs.forward.item_bytes(), s.topo,
+                                       enc.phase.balance.max_load));
+  }
+  CHECK(sp.text.inter_node_lower_bound ==
+        orch::inter_node_lower_bound(sp.llm.costs, sp.owner_examples.rank_of_items(),
+                                     sp.text.forward.item_bytes(), s.topo,
+                                     sp.llm.balance.max_load));
 }
 
 } // namespace

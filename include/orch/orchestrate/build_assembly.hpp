@@ -6,12 +6,14 @@
 
 #include <orch/config.hpp>
 #include <orch/detail/primitives/checked.hpp>
+#include <orch/detail/primitives/hash.hpp>
 #include <orch/detail/primitives/uninit_vector.hpp>
 #include <orch/exchange/layout.hpp>
 #include <orch/orchestrate/assembly.hpp>
 #include <orch/orchestrate/item_table.hpp>
 #include <orch/types.hpp>
 
+#include <array>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -69,14 +71,43 @@ inline std::uint64_t feature_token_offsets(std::span<const layout> feature_layou
   return bits;
 }
 
+/// The hash of an assembly map's segments, as the step hash absorbs it: one word_hash chain
+/// per field (source, source token, target token, tokens), each absorbing that field of every
+/// segment in order, then the four chains' values in that order. Four independent chains run
+/// side by side, where one chain over every field in turn would wait on each multiply.
+class segment_hasher {
+public:
+  void add(std::int64_t source, std::int64_t source_token, std::int64_t target_token,
+           std::int64_t tokens) noexcept {
+    h_[0] = word_hash::absorb(h_[0], static_cast<std::uint64_t>(source));
+    h_[1] = word_hash::absorb(h_[1], static_cast<std::uint64_t>(source_token));
+    h_[2] = word_hash::absorb(h_[2], static_cast<std::uint64_t>(target_token));
+    h_[3] = word_hash::absorb(h_[3], static_cast<std::uint64_t>(tokens));
+  }
+  /// The hash once each of `segments` segments has been added (once).
+  [[nodiscard]] std::uint64_t value(std::size_t segments) const noexcept {
+    word_hash h;
+    for (const std::uint64_t f : h_) {
+      h.add(word_hash::finish(f, segments));
+    }
+    return h.value();
+  }
+
+private:
+  std::array<std::uint64_t, 4> h_{word_hash::initial, word_hash::initial, word_hash::initial,
+                                  word_hash::initial};
+};
+
 /// The segments and sequences of build_assembly, given every media item's feature offset.
 /// Checked: every token sum is checked (the first overflow in rank and slot order throws).
 /// Unchecked: plain sums, for inputs whose sums build_assembly bounded up front.
-template <bool Checked>
-[[nodiscard]] inline assembly_map place_segments(const item_table& table, const layout& llm,
-                                                 std::span<const std::int32_t> media_encoder,
-                                                 std::span<const length_t> output_tokens,
-                                                 const index_t* feature_token) {
+/// Hashed: also writes the segments' hash (segment_hasher) to `*hash`; its multiply chains
+/// run in the shadow of the segment writes instead of in a second pass over 48-byte records.
+template <bool Checked, bool Hashed = false>
+[[nodiscard]] inline assembly_map
+place_segments(const item_table& table, const layout& llm,
+               std::span<const std::int32_t> media_encoder, std::span<const length_t> output_tokens,
+               const index_t* feature_token, std::uint64_t* hash = nullptr) {
   const auto ranks = static_cast<std::size_t>(llm.ranks());
   const auto examples = static_cast<std::size_t>(table.examples());
   const length_t* const text_of = table.text_lengths().data();
@@ -95,6 +126,7 @@ template <bool Checked>
   a.segments.reserve(examples + 2 * output_tokens.size());
   index_t* const sequence_offset = a.sequence_offset.data();
   length_t* const sequence_length = a.sequence_length.data();
+  segment_hasher fields;
   for (std::size_t r = 0; r < ranks; ++r) {
     index_t text_cursor = 0; // position in the rank's text buffer
     index_t target = 0;      // position in the rank's sequence buffer
@@ -106,6 +138,9 @@ template <bool Checked>
                           index_t example, index_t media) {
       if (tokens > 0) {
         a.segments.push_back({source, source_token, target, tokens, example, media});
+        if constexpr (Hashed) {
+          fields.add(source, source_token, target, tokens);
+        }
         target = assembly_add<Checked>(target, tokens, "build_assembly: sequence tokens");
       }
     };
@@ -131,7 +166,40 @@ template <bool Checked>
     a.sequence_tokens[r] = target;
     a.rank_begin[r + 1] = static_cast<index_t>(a.segments.size());
   }
+  if constexpr (Hashed) {
+    *hash = fields.value(a.segments.size());
+  }
   return a;
+}
+
+} // namespace detail
+
+namespace detail {
+
+/// build_assembly (below); Hashed: also writes the segments' hash (segment_hasher) to `*hash`.
+template <bool Hashed>
+[[nodiscard]] inline assembly_map
+assemble_sequences(const item_table& table, const layout& llm,
+                   std::span<const layout> feature_layouts,
+                   std::span<const std::vector<index_t>> encoder_media,
+                   std::span<const std::int32_t> media_encoder,
+                   std::span<const length_t> output_tokens, std::uint64_t* hash) {
+  // Every entry is written by the feature offset pass (no zero-fill).
+  uninit_vector<index_t> feature_token(output_tokens.size());
+  std::uint64_t bits = feature_token_offsets<false>(feature_layouts, encoder_media, output_tokens,
+                                                    feature_token.data());
+  for (const length_t text : table.text_lengths()) {
+    bits |= static_cast<std::uint64_t>(text); // non-negative (item_table checks)
+  }
+  const std::size_t values = table.text_lengths().size() + output_tokens.size();
+  if (std::bit_width(bits) + std::bit_width(values) <= 63) {
+    return place_segments<false, Hashed>(table, llm, media_encoder, output_tokens,
+                                         feature_token.data(), hash);
+  }
+  static_cast<void>(feature_token_offsets<true>(feature_layouts, encoder_media, output_tokens,
+                                                feature_token.data()));
+  return place_segments<true, Hashed>(table, llm, media_encoder, output_tokens,
+                                      feature_token.data(), hash);
 }
 
 } // namespace detail
@@ -154,22 +222,8 @@ build_assembly(const item_table& table, const layout& llm, std::span<const layou
                std::span<const std::vector<index_t>> encoder_media,
                std::span<const std::int32_t> media_encoder,
                std::span<const length_t> output_tokens) {
-  // Every entry is written by the feature offset pass (no zero-fill).
-  detail::uninit_vector<index_t> feature_token(output_tokens.size());
-  std::uint64_t bits = detail::feature_token_offsets<false>(feature_layouts, encoder_media,
-                                                            output_tokens, feature_token.data());
-  for (const length_t text : table.text_lengths()) {
-    bits |= static_cast<std::uint64_t>(text); // non-negative (item_table checks)
-  }
-  const std::size_t values = table.text_lengths().size() + output_tokens.size();
-  if (std::bit_width(bits) + std::bit_width(values) <= 63) {
-    return detail::place_segments<false>(table, llm, media_encoder, output_tokens,
-                                         feature_token.data());
-  }
-  static_cast<void>(detail::feature_token_offsets<true>(feature_layouts, encoder_media,
-                                                        output_tokens, feature_token.data()));
-  return detail::place_segments<true>(table, llm, media_encoder, output_tokens,
-                                      feature_token.data());
+  return detail::assemble_sequences<false>(table, llm, feature_layouts, encoder_media,
+                                           media_encoder, output_tokens, nullptr);
 }
 
 } // namespace orch

@@ -163,17 +163,22 @@ ORCH_INLINE step_plan orchestrate(const item_table& user_table, const model_desc
     }
     rank_of[e] = detail::balance_phase(ph, home, stay, topo, options, 1, chunk_name(e));
   };
+  // An exchange's inter-node lower bound is the fewest bytes that any placement within its
+  // phase's largest load must move across nodes; the step's own placement is one of them, so
+  // the bound is 0 whenever the exchange keeps every byte on its node (always under none):
+  // it is computed only otherwise.
   const auto inputs_exchange = [&](std::size_t e) {
     const auto& ph = sp.encoders[e].phase;
-    auto& input_bytes = in.encoders[e].input_bytes;
-    const auto from = owner_media[e].rank_of_items();
-    const bytes_t bound =
-        inter_node_lower_bound(ph.costs, from, input_bytes, topo, ph.balance.max_load);
+    auto& x = sp.encoders[e].inputs;
     // The encoder's phase (the only other reader) is done: the plan takes the array.
-    sp.encoders[e].inputs =
-        detail::make_exchange(model.encoders[e].name + ".inputs", owner_media[e], ph.placement,
-                              std::move(input_bytes), topo, bound);
-    plan_hash[2 * e] = sp.encoders[e].inputs.forward.hash();
+    x = detail::make_exchange(model.encoders[e].name + ".inputs", owner_media[e], ph.placement,
+                              std::move(in.encoders[e].input_bytes), topo, 0);
+    if (x.bytes.inter_node > 0) {
+      x.inter_node_lower_bound =
+          inter_node_lower_bound(ph.costs, owner_media[e].rank_of_items(), x.forward.item_bytes(),
+                                 topo, ph.balance.max_load);
+    }
+    plan_hash[2 * e] = x.forward.hash();
   };
   const auto features_exchange = [&](std::size_t e) {
     const auto& items = in.encoders[e];
@@ -181,8 +186,7 @@ ORCH_INLINE step_plan orchestrate(const item_table& user_table, const model_desc
     x = detail::make_exchange(model.encoders[e].name + ".features", sp.encoders[e].phase.placement,
                               feature_layouts[e], items.feature_bytes, topo, 0);
     // Given where the encoder ran, the fewest feature bytes any LLM placement within the LLM
-    // phase's largest load must move across nodes; this step's LLM placement is one of them,
-    // so the bound is 0 whenever this exchange keeps every byte on its node (none, llm_only).
+    // phase's largest load must move across nodes (0 under none and llm_only, see above).
     // The step's arrays are valid (ranks, examples, sizes, sums).
     if (x.bytes.inter_node > 0) {
       x.inter_node_lower_bound = detail::follow_parent_bound(
@@ -192,28 +196,18 @@ ORCH_INLINE step_plan orchestrate(const item_table& user_table, const model_desc
     plan_hash[2 * e + 1] = sp.encoders[e].features.forward.hash();
   };
   const auto assemble = [&] {
-    sp.assembly = build_assembly(table, llm.placement, feature_layouts, in.encoder_media,
-                                 in.media_encoder, in.output_tokens);
-    // One hash per field: four independent multiply chains run side by side, where one
-    // chain over every field in turn waits on each multiply (~5 segments per example).
-    std::array<detail::word_hash, 4> fields;
-    for (const auto& seg : sp.assembly.segments) {
-      fields[0].add_signed(seg.source);
-      fields[1].add_signed(seg.source_token);
-      fields[2].add_signed(seg.target_token);
-      fields[3].add_signed(seg.tokens);
-    }
-    detail::word_hash h;
-    for (const auto& f : fields) {
-      h.add(f.value());
-    }
-    assembly_hash = h.value();
+    // build_assembly, hashing the segments as it writes them (~5 segments per example).
+    sp.assembly =
+        detail::assemble_sequences<true>(table, llm.placement, feature_layouts, in.encoder_media,
+                                         in.media_encoder, in.output_tokens, &assembly_hash);
   };
   const auto text_exchange = [&] {
-    const bytes_t bound =
-        inter_node_lower_bound(llm.costs, owners, in.text_bytes, topo, llm.balance.max_load);
     sp.text = detail::make_exchange("text", sp.owner_examples, llm.placement,
-                                    {in.text_bytes.begin(), in.text_bytes.end()}, topo, bound);
+                                    {in.text_bytes.begin(), in.text_bytes.end()}, topo, 0);
+    if (sp.text.bytes.inter_node > 0) {
+      sp.text.inter_node_lower_bound =
+          inter_node_lower_bound(llm.costs, owners, in.text_bytes, topo, llm.balance.max_load);
+    }
     plan_hash.back() = sp.text.forward.hash();
   };
   const auto feature_route = [&] {
@@ -265,6 +259,11 @@ ORCH_INLINE step_plan orchestrate(const item_table& user_table, const model_desc
           },
           {encoder_task[e], llm_task});
     }
+  } else if (strat == strategy::none) {
+    // The LLM runs every example on its owner, in the owner's slots: the media on their LLM
+    // rank are the owner's media layouts (shared arrays, not a second walk building the same).
+    const std::size_t all = graph.add([&] { feature_layouts = owner_media; }, {owner_media_task});
+    std::fill(feature_layout_task.begin(), feature_layout_task.end(), all);
   } else {
     const std::size_t all = graph.add(
         [&] { feature_layouts = detail::media_layouts_following(table, in, llm.placement); },
