@@ -291,6 +291,53 @@ TEST_CASE("plan: inverse equals the plan built backwards, accessor for accessor"
   check_same_plan(orch::inverse(orch::exchange_plan{}), orch::exchange_plan{});
 }
 
+TEST_CASE("plan: between copies of one layout, equals the plan between equal separate layouts") {
+  // make_plan(l, l, ...) takes a shortcut when both layouts share their arrays (every item
+  // stays in its slot); the plan must be the one built from two layouts that are equal but
+  // distinct (the general pass), accessor for accessor, hash included.
+  constexpr std::array<rank_t, 5> rank_counts{1, 2, 5, 8, 33};
+  for (std::uint64_t seed = 0; seed < 30; ++seed) {
+    CAPTURE(seed);
+    std::mt19937_64 rng(seed);
+    const rank_t ranks = rank_counts[seed % rank_counts.size()];
+    const auto n = static_cast<std::size_t>(orch::test::uniform_int(rng, 0, 6 * ranks));
+    const auto active =
+        static_cast<rank_t>(seed % 3 == 0 ? orch::test::uniform_int(rng, 1, ranks) : ranks);
+    std::vector<bytes_t> bytes(n);
+    for (auto& b : bytes) {
+      b = orch::test::uniform_int(rng, 0, 4) == 0 ? 0 : orch::test::uniform_int(rng, 1, 1000);
+    }
+    const auto l =
+        orch::test::random_layout(rng, orch::test::random_ranks(rng, n, ranks, active), ranks);
+    const auto rank_of = l.rank_of_items();
+    const auto slot_of = l.slot_of_items();
+    const auto separate = orch::layout::from_placements(ranks, {rank_of.begin(), rank_of.end()},
+                                                        {slot_of.begin(), slot_of.end()});
+    REQUIRE(separate == l);
+    REQUIRE((n == 0 || separate.rank_of_items().data() != rank_of.data())); // distinct arrays
+    const auto shared = orch::make_plan(l, l, bytes);
+    check_same_plan(shared, orch::make_plan(l, separate, bytes));
+    CHECK(shared.hash() == orch::make_plan(separate, l, bytes).hash());
+    // One pair per rank holding items, to itself, carrying the rank's buffer.
+    std::size_t holding = 0;
+    for (rank_t r = 0; r < ranks; ++r) {
+      holding += l.count_on(r) > 0 ? std::size_t{1} : std::size_t{0};
+    }
+    CHECK(shared.pairs().size() == holding);
+    for (const auto& pair : shared.pairs()) {
+      CHECK(pair.source == pair.destination);
+      CHECK(pair.bytes == shared.source_bytes(pair.source));
+    }
+  }
+  // Overflow: the same error as the general pass (a source buffer of rank 1).
+  const bytes_t big = bytes_t{1} << 62;
+  const auto l = orch::layout::from_assignment(std::vector<rank_t>{1, 1, 0}, 2);
+  CHECK_THROWS_WITH_AS(
+      static_cast<void>(orch::make_plan(l, l, std::vector<bytes_t>{big, big, 1})),
+      doctest::Contains("the destination buffer of rank 1 exceeds 2^63 - 1 bytes at item 1"),
+      orch::overflow);
+}
+
 TEST_CASE("plan: overflow names the first buffer in check order") {
   // Destinations are checked before sources, lower ranks first.
   const bytes_t big = bytes_t{1} << 62;

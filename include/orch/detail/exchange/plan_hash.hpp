@@ -7,6 +7,7 @@
 #include <orch/detail/primitives/hash.hpp>
 #include <orch/types.hpp>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -18,6 +19,20 @@ namespace orch::detail {
 /// by side (one chain over all five fields waits on a multiply per word).
 class plan_hasher {
 public:
+  plan_hasher() = default;
+  /// A hasher whose five chains (from rank, from slot, to rank, to slot, bytes) are `chains`,
+  /// for a pass that runs them itself.
+  [[nodiscard]] static plan_hasher
+  from_chains(const std::array<std::uint64_t, 5>& chains) noexcept {
+    plan_hasher h;
+    h.h0_ = chains[0];
+    h.h1_ = chains[1];
+    h.h2_ = chains[2];
+    h.h3_ = chains[3];
+    h.h4_ = chains[4];
+    return h;
+  }
+
   void add(rank_t from_rank, index_t from_slot, rank_t to_rank, index_t to_slot,
            bytes_t bytes) noexcept {
     h0_ = word_hash::absorb(h0_, static_cast<std::uint64_t>(from_rank));

@@ -11,6 +11,7 @@
 #include <orch/types.hpp>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -65,6 +66,56 @@ namespace orch::detail {
   throw_overflow(where, ": a buffer exceeds 2^63 - 1 bytes");
 }
 
+/// pairs_by_source_with_hash for a plan whose two layouts share their arrays (copies of one
+/// layout: a step that leaves a phase on the owners): every item stays in its slot, so each
+/// rank with items has one pair, to itself, and no destination needs tallying. The hash is the
+/// same as the general pass's (each item's rank and slot word is multiplied once for the two
+/// chains that absorb it).
+[[nodiscard]] inline bool identity_pairs_with_hash(plan_data& p) {
+  const auto& bytes = *p.bytes;
+  const auto k = static_cast<std::size_t>(p.from.ranks());
+  const auto first = p.from.first_on();
+  const rank_t* const rank_of = p.from.rank_of_items().data();
+  const index_t* const slot_of = p.from.slot_of_items().data();
+  const bytes_t* const size = bytes.data();
+  p.source_total.assign(k, 0); // each rank's buffer: the sum of its items, in item order
+  bytes_t* const sum = p.source_total.data();
+  bool overflow = false; // sizes are non-negative: a sum overflows in any order or in none
+  std::array<std::uint64_t, 5> h{word_hash::initial, word_hash::initial, word_hash::initial,
+                                 word_hash::initial, word_hash::initial};
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    const std::uint64_t rank_word = word_hash::spread(static_cast<std::uint64_t>(rank_of[i]));
+    const std::uint64_t slot_word = word_hash::spread(static_cast<std::uint64_t>(slot_of[i]));
+    h[0] = word_hash::absorb_spread(h[0], rank_word);
+    h[1] = word_hash::absorb_spread(h[1], slot_word);
+    h[2] = word_hash::absorb_spread(h[2], rank_word);
+    h[3] = word_hash::absorb_spread(h[3], slot_word);
+    h[4] = word_hash::absorb(h[4], static_cast<std::uint64_t>(size[i]));
+    overflow |= __builtin_add_overflow(sum[rank_of[i]], size[i], &sum[rank_of[i]]);
+  }
+  p.destination_total = p.source_total;
+  p.self = p.source_total;
+  p.pair_first.resize(k + 1);
+  p.pair_first[0] = 0;
+  p.pair_peer.clear();
+  p.pair_items.clear();
+  p.pair_bytes.clear();
+  p.total = 0;
+  for (std::size_t r = 0; r < k; ++r) {
+    const index_t items = first[r + 1] - first[r];
+    if (items > 0) {
+      p.pair_peer.push_back(static_cast<rank_t>(r));
+      p.pair_items.push_back(items);
+      p.pair_bytes.push_back(sum[r]);
+    }
+    p.pair_first[r + 1] = static_cast<index_t>(p.pair_peer.size());
+    overflow |= __builtin_add_overflow(p.total, sum[r], &p.total);
+  }
+  p.hash = plan_hasher::from_chains(h).value(p);
+  p.hash_known = true;
+  return !overflow;
+}
+
 /// The pair table, buffer totals and self bytes of `p` (layouts and sizes set) and its hash
 /// (make_plan). Returns false when a sum passes 2^63 - 1 (the arrays are then meaningless).
 ///
@@ -81,6 +132,10 @@ namespace orch::detail {
 /// faster, but make_plan's callers want the hash, which this pass gives almost for free.
 /// Complexity: O(items log(peers per rank) + ranks).
 [[nodiscard]] inline bool pairs_by_source_with_hash(plan_data& p) {
+  if (p.from.rank_of_items().data() == p.to.rank_of_items().data() &&
+      p.from.slot_of_items().data() == p.to.slot_of_items().data()) {
+    return identity_pairs_with_hash(p);
+  }
   const auto& bytes = *p.bytes;
   const auto k = static_cast<std::size_t>(p.from.ranks());
   const auto first = p.from.first_on();

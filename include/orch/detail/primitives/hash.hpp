@@ -26,7 +26,15 @@ public:
   /// count the words themselves).
   [[nodiscard]] static constexpr std::uint64_t absorb(std::uint64_t h,
                                                       std::uint64_t word) noexcept {
-    const std::uint64_t x = h ^ (word * 0x9E3779B97F4A7C15ULL);
+    return absorb_spread(h, spread(word));
+  }
+  /// The absorb step in two halves, for a word that several chains absorb: spread it once.
+  [[nodiscard]] static constexpr std::uint64_t spread(std::uint64_t word) noexcept {
+    return word * 0x9E3779B97F4A7C15ULL;
+  }
+  [[nodiscard]] static constexpr std::uint64_t absorb_spread(std::uint64_t h,
+                                                             std::uint64_t spread_word) noexcept {
+    const std::uint64_t x = h ^ spread_word;
     return ((x << 29) | (x >> 35)) * 0xC2B2AE3D27D4EB4FULL;
   }
   /// The final step on a bare state after `n` words.
