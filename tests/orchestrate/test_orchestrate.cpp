@@ -301,6 +301,7 @@ void check_step(const scenario& s, const orch::model_description& model, orch::s
   // Metrics are consistent with the layouts.
   for (const orch::phase_result& ph : sp.phases()) {
     CHECK(ph.loads.size() == static_cast<std::size_t>(s.topo.ranks()));
+    CHECK(ph.loads == orch::bin_loads(ph.costs, ph.placement.rank_of_items(), s.topo.ranks()));
     CHECK(ph.balance.max_load >= ph.balance.lower_bound);
   }
   if (strat == orch::strategy::none) {

@@ -164,7 +164,21 @@ inline std::vector<rank_t> follow_phase(phase_result& ph, const layout& placemen
   ph.placement = placement;
   const auto follow = placement.rank_of_items();
   std::vector<rank_t> rank_of(follow.begin(), follow.end());
-  ph.loads = bin_loads(ph.costs, rank_of, ranks);
+  // Each rank's load summed over its items in slot order, in a register: the bound checked
+  // that the costs are non-negative and that their total fits, so no rank's sum can overflow
+  // (bin_loads would add item by item into memory, each add waiting on the previous store
+  // when neighbouring items share a rank, as they do here).
+  const auto first = placement.first_on();
+  const auto order = placement.order();
+  ph.loads.resize(static_cast<std::size_t>(ranks));
+  for (std::size_t r = 0; r < ph.loads.size(); ++r) {
+    cost_t load = 0;
+    for (auto p = static_cast<std::size_t>(first[r]); p < static_cast<std::size_t>(first[r + 1]);
+         ++p) {
+      load += ph.costs[static_cast<std::size_t>(order[p])];
+    }
+    ph.loads[r] = load;
+  }
   ph.balance = measure_loads(ph.loads, bound);
   ph.proven_optimal = ph.balance.max_load == bound;
   return rank_of;
