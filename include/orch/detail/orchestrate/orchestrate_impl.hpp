@@ -135,7 +135,7 @@ ORCH_INLINE step_plan orchestrate(const item_table& user_table, const model_desc
     const auto& items = in.encoders[e];
     phase_result& ph = sp.encoders[e].phase;
     ph.name = model.encoders[e].name;
-    ph.costs = items.costs;
+    ph.costs = std::move(in.encoders[e].costs); // nothing else reads the array: the phase takes it
     if (!balanced) {
       // none / llm_only: the encoder runs where its example is (owner, LLM rank).
       rank_of[e] = detail::follow_phase(
@@ -214,7 +214,7 @@ ORCH_INLINE step_plan orchestrate(const item_table& user_table, const model_desc
     // Feature bytes leaving their GPU: direct (encoder → LLM) vs via the owner.
     for (std::size_t e = 0; e < encoders; ++e) {
       const auto& items = in.encoders[e];
-      for (std::size_t i = 0; i < items.costs.size(); ++i) {
+      for (std::size_t i = 0; i < items.example.size(); ++i) {
         const auto x = static_cast<std::size_t>(items.example[i]);
         const bytes_t b = items.feature_bytes[i];
         const rank_t at = rank_of[e][i];
