@@ -228,6 +228,22 @@ bool same_view(const orch::rank_view& a, const orch::rank_view& b) {
          a.pack_is_identity == b.pack_is_identity && a.unpack_is_identity == b.unpack_is_identity;
 }
 
+/// A seeded plan shape: rank count (1 to 33), item count (up to 5 per rank) and how many
+/// ranks hold items (all, or some for one seed in three).
+struct plan_shape {
+  rank_t ranks;
+  std::size_t items;
+  rank_t active;
+};
+plan_shape seeded_shape(std::mt19937_64& rng, std::uint64_t seed) {
+  constexpr std::array<rank_t, 7> rank_counts{1, 2, 3, 5, 8, 16, 33};
+  const rank_t ranks = rank_counts[seed % rank_counts.size()];
+  const auto n = static_cast<std::size_t>(orch::test::uniform_int(rng, 0, 5 * ranks));
+  const auto active =
+      static_cast<rank_t>(seed % 3 == 0 ? orch::test::uniform_int(rng, 1, ranks) : ranks);
+  return {ranks, n, active};
+}
+
 /// Every accessor of two plans agrees: hash, totals, per-rank buffers, pairs and every view.
 void check_same_plan(const orch::exchange_plan& a, const orch::exchange_plan& b) {
   REQUIRE(a.ranks() == b.ranks());
@@ -252,14 +268,10 @@ void check_same_plan(const orch::exchange_plan& a, const orch::exchange_plan& b)
 TEST_CASE("plan: inverse equals the plan built backwards, accessor for accessor") {
   // inverse() transposes the pair table instead of rebuilding from the items; the result must
   // be indistinguishable from make_plan(to, from, bytes), whatever the shape.
-  constexpr std::array<rank_t, 7> rank_counts{1, 2, 3, 5, 8, 16, 33};
   for (std::uint64_t seed = 0; seed < 42; ++seed) {
     CAPTURE(seed);
     std::mt19937_64 rng(seed);
-    const rank_t ranks = rank_counts[seed % rank_counts.size()];
-    const auto n = static_cast<std::size_t>(orch::test::uniform_int(rng, 0, 5 * ranks));
-    const auto active =
-        static_cast<rank_t>(seed % 3 == 0 ? orch::test::uniform_int(rng, 1, ranks) : ranks);
+    const auto [ranks, n, active] = seeded_shape(rng, seed);
     auto from_rank = orch::test::random_ranks(rng, n, ranks, active);
     auto to_rank = orch::test::random_ranks(rng, n, ranks, active);
     if (seed % 5 == 1) {
@@ -295,14 +307,10 @@ TEST_CASE("plan: between copies of one layout, equals the plan between equal sep
   // make_plan(l, l, ...) takes a shortcut when both layouts share their arrays (every item
   // stays in its slot); the plan must be the one built from two layouts that are equal but
   // distinct (the general pass), accessor for accessor, hash included.
-  constexpr std::array<rank_t, 5> rank_counts{1, 2, 5, 8, 33};
   for (std::uint64_t seed = 0; seed < 30; ++seed) {
     CAPTURE(seed);
     std::mt19937_64 rng(seed);
-    const rank_t ranks = rank_counts[seed % rank_counts.size()];
-    const auto n = static_cast<std::size_t>(orch::test::uniform_int(rng, 0, 6 * ranks));
-    const auto active =
-        static_cast<rank_t>(seed % 3 == 0 ? orch::test::uniform_int(rng, 1, ranks) : ranks);
+    const auto [ranks, n, active] = seeded_shape(rng, seed);
     std::vector<bytes_t> bytes(n);
     for (auto& b : bytes) {
       b = orch::test::uniform_int(rng, 0, 4) == 0 ? 0 : orch::test::uniform_int(rng, 1, 1000);
