@@ -172,10 +172,6 @@ place_segments(const item_table& table, const layout& llm,
   return a;
 }
 
-} // namespace detail
-
-namespace detail {
-
 /// build_assembly (below); Hashed: also writes the segments' hash (segment_hasher) to `*hash`.
 template <bool Hashed>
 [[nodiscard]] inline assembly_map

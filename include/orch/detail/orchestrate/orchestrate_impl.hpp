@@ -28,7 +28,6 @@
 #include <orch/types.hpp>
 
 #include <algorithm>
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
