@@ -7,7 +7,6 @@
 #include <orch/detail/primitives/hash.hpp>
 #include <orch/types.hpp>
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -19,26 +18,23 @@ namespace orch::detail {
 /// by side (one chain over all five fields waits on a multiply per word).
 class plan_hasher {
 public:
-  plan_hasher() = default;
-  /// A hasher whose five chains (from rank, from slot, to rank, to slot, bytes) are `chains`,
-  /// for a pass that runs them itself.
-  [[nodiscard]] static plan_hasher
-  from_chains(const std::array<std::uint64_t, 5>& chains) noexcept {
-    plan_hasher h;
-    h.h0_ = chains[0];
-    h.h1_ = chains[1];
-    h.h2_ = chains[2];
-    h.h3_ = chains[3];
-    h.h4_ = chains[4];
-    return h;
-  }
-
   void add(rank_t from_rank, index_t from_slot, rank_t to_rank, index_t to_slot,
            bytes_t bytes) noexcept {
     h0_ = word_hash::absorb(h0_, static_cast<std::uint64_t>(from_rank));
     h1_ = word_hash::absorb(h1_, static_cast<std::uint64_t>(from_slot));
     h2_ = word_hash::absorb(h2_, static_cast<std::uint64_t>(to_rank));
     h3_ = word_hash::absorb(h3_, static_cast<std::uint64_t>(to_slot));
+    h4_ = word_hash::absorb(h4_, static_cast<std::uint64_t>(bytes));
+  }
+  /// add(rank, slot, rank, slot, bytes) for an item that stays in its slot: the rank and slot
+  /// words are spread once for the two chains that absorb each.
+  void add_in_place(rank_t rank, index_t slot, bytes_t bytes) noexcept {
+    const std::uint64_t rank_word = word_hash::spread(static_cast<std::uint64_t>(rank));
+    const std::uint64_t slot_word = word_hash::spread(static_cast<std::uint64_t>(slot));
+    h0_ = word_hash::absorb_spread(h0_, rank_word);
+    h1_ = word_hash::absorb_spread(h1_, slot_word);
+    h2_ = word_hash::absorb_spread(h2_, rank_word);
+    h3_ = word_hash::absorb_spread(h3_, slot_word);
     h4_ = word_hash::absorb(h4_, static_cast<std::uint64_t>(bytes));
   }
   /// The hash of plan `p` once each of its items has been added (once).

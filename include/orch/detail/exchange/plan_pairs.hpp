@@ -11,7 +11,6 @@
 #include <orch/types.hpp>
 
 #include <algorithm>
-#include <array>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -69,8 +68,7 @@ namespace orch::detail {
 /// pairs_by_source_with_hash for a plan whose two layouts share their arrays (copies of one
 /// layout: a step that leaves a phase on the owners): every item stays in its slot, so each
 /// rank with items has one pair, to itself, and no destination needs tallying. The hash is the
-/// same as the general pass's (each item's rank and slot word is multiplied once for the two
-/// chains that absorb it).
+/// same as the general pass's (plan_hasher::add_in_place).
 [[nodiscard]] inline bool identity_pairs_with_hash(plan_data& p) {
   const auto& bytes = *p.bytes;
   const auto k = static_cast<std::size_t>(p.from.ranks());
@@ -81,16 +79,9 @@ namespace orch::detail {
   p.source_total.assign(k, 0); // each rank's buffer: the sum of its items, in item order
   bytes_t* const sum = p.source_total.data();
   bool overflow = false; // sizes are non-negative: a sum overflows in any order or in none
-  std::array<std::uint64_t, 5> h{word_hash::initial, word_hash::initial, word_hash::initial,
-                                 word_hash::initial, word_hash::initial};
+  plan_hasher h;
   for (std::size_t i = 0; i < bytes.size(); ++i) {
-    const std::uint64_t rank_word = word_hash::spread(static_cast<std::uint64_t>(rank_of[i]));
-    const std::uint64_t slot_word = word_hash::spread(static_cast<std::uint64_t>(slot_of[i]));
-    h[0] = word_hash::absorb_spread(h[0], rank_word);
-    h[1] = word_hash::absorb_spread(h[1], slot_word);
-    h[2] = word_hash::absorb_spread(h[2], rank_word);
-    h[3] = word_hash::absorb_spread(h[3], slot_word);
-    h[4] = word_hash::absorb(h[4], static_cast<std::uint64_t>(size[i]));
+    h.add_in_place(rank_of[i], slot_of[i], size[i]);
     overflow |= __builtin_add_overflow(sum[rank_of[i]], size[i], &sum[rank_of[i]]);
   }
   p.destination_total = p.source_total;
@@ -111,7 +102,7 @@ namespace orch::detail {
     p.pair_first[r + 1] = static_cast<index_t>(p.pair_peer.size());
     overflow |= __builtin_add_overflow(p.total, sum[r], &p.total);
   }
-  p.hash = plan_hasher::from_chains(h).value(p);
+  p.hash = h.value(p);
   p.hash_known = true;
   return !overflow;
 }
