@@ -175,7 +175,8 @@ private:
     for (std::size_t s = 0; s < m; ++s) {
       keys[s] = static_cast<std::uint64_t>(cost_[s]) << slot_bits | s;
     }
-    sort_keys(keys, keys_scratch_);
+    // Written in slot order, so already sorted below the cost: the passes skip the slot bits.
+    sort_keys(keys, keys_scratch_, static_cast<int>(slot_bits));
     const std::uint64_t mask = (std::uint64_t{1} << slot_bits) - 1;
     for (std::size_t x = 0; x < m; ++x) {
       by_cost_[x] = static_cast<std::size_t>(keys[x] & mask);

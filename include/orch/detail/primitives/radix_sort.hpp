@@ -2,6 +2,7 @@
 /// Radix sorts: items by cost (descending, ties by index), and packed 64-bit keys.
 #pragma once
 
+#include <orch/config.hpp>
 #include <orch/types.hpp>
 
 #include <algorithm>
@@ -65,18 +66,26 @@ namespace orch::detail {
 /// Sorts `keys` ascending; `scratch` is grown to keys.size() when needed (callers keep it
 /// across calls, so a sort allocates nothing once it has grown).
 ///
+/// `sorted_bits` (0 to 63): the caller's promise that `keys` already ascend in their low
+/// `sorted_bits` bits (as keys packed as `value << b | position`, written in position order,
+/// do for b = sorted_bits). The passes then start at that bit: each pass is stable, so keys
+/// equal above it keep their input order, which is their order below it. For such keys this
+/// skips the one or two passes over the position bits (the lowest byte always varies there).
+///
 /// Why radix: callers sort a few hundred packed keys (a cost shifted left, an index below it)
 /// at a time, thousands of times per plan; comparison sorts mispredict about a branch per
 /// comparison on such data. An 8-bit LSD pass per byte that differs between keys costs
 /// O(n + 256) without branches on the data. Small inputs, where the 256-entry counts
 /// dominate, use std::sort. The result is the same either way: keys are plain integers.
 /// Complexity: O(n · varying bytes + 256 · varying bytes), at most 8 passes.
-inline void sort_keys(std::span<std::uint64_t> keys, std::vector<std::uint64_t>& scratch) {
+inline void sort_keys(std::span<std::uint64_t> keys, std::vector<std::uint64_t>& scratch,
+                      int sorted_bits = 0) {
   const std::size_t n = keys.size();
   if (n < 64) {
     std::sort(keys.begin(), keys.end());
     return;
   }
+  ORCH_ASSERT(sorted_bits >= 0 && sorted_bits < 64);
   if (scratch.size() < n) {
     scratch.resize(n);
   }
@@ -89,7 +98,7 @@ inline void sort_keys(std::span<std::uint64_t> keys, std::vector<std::uint64_t>&
   const std::uint64_t varying = all_or ^ all_and;
   std::uint64_t* from = keys.data();
   std::uint64_t* to = scratch.data();
-  for (int shift = 0; shift < 64; shift += 8) {
+  for (int shift = sorted_bits; shift < 64; shift += 8) {
     if (((varying >> shift) & 0xffu) == 0) {
       continue; // equal in every key: the pass would not move anything
     }
