@@ -94,14 +94,16 @@ TEST_CASE("sort_keys: equals std::sort for every size, key width and duplicate r
 TEST_CASE("sort_keys: keys already sorted in their low bits (value << b | position) need no "
           "pass over those bits") {
   std::vector<std::uint64_t> scratch;
-  for (std::uint64_t seed = 1; seed <= 120; ++seed) {
+  for (std::uint64_t seed = 1; seed <= 180; ++seed) {
     std::mt19937_64 rng(seed);
     const auto n = static_cast<std::size_t>(orch::test::uniform_int(rng, 0, 1500));
-    // Position bits as the callers pack them (at least enough for n), sometimes more.
-    const int b = static_cast<int>(std::bit_width(n) + seed % 3 * 5);
+    // Position bits as the callers pack them (at least enough for n), sometimes more; the
+    // extra bits and the value width are drawn independently, so every pairing occurs.
+    const int b =
+        static_cast<int>(std::bit_width(n)) + static_cast<int>(orch::test::uniform_int(rng, 0, 12));
     // Values: many duplicates (so the input order decides ties), one byte, several bytes.
     const int widths[] = {3, 8, 30};
-    const int width = std::min(widths[seed % 3], 63 - b);
+    const int width = std::min(widths[orch::test::uniform_int(rng, 0, 2)], 63 - b);
     std::vector<std::uint64_t> keys(n);
     for (std::size_t p = 0; p < n; ++p) {
       const std::uint64_t value = rng() & ((std::uint64_t{1} << width) - 1);

@@ -80,12 +80,12 @@ namespace orch::detail {
 /// Complexity: O(n · varying bytes + 256 · varying bytes), at most 8 passes.
 inline void sort_keys(std::span<std::uint64_t> keys, std::vector<std::uint64_t>& scratch,
                       int sorted_bits = 0) {
+  ORCH_ASSERT(sorted_bits >= 0 && sorted_bits < 64); // every caller's promise, checked
   const std::size_t n = keys.size();
   if (n < 64) {
     std::sort(keys.begin(), keys.end());
     return;
   }
-  ORCH_ASSERT(sorted_bits >= 0 && sorted_bits < 64);
   if (scratch.size() < n) {
     scratch.resize(n);
   }
