@@ -142,10 +142,9 @@ private:
     std::vector<std::pair<std::uint64_t, std::size_t>> keyed(items.size());
     for (std::size_t x = 0; x < items.size(); ++x) {
       const std::size_t i = items[x];
-      // Zero-cost items tie on bytes: pack_before then goes by index.
-      const auto spare = static_cast<std::uint64_t>(costs_[i] == 0 ? 0 : max_bytes - bytes_[i]);
-      const auto key = static_cast<std::uint64_t>(max_cost - costs_[i]);
-      keyed[x] = {key << bytes_bits | spare, i}; // bytes_bits ≤ 63: bytes ≥ 0
+      keyed[x] = {pack_order_key(costs_[i], bytes_[i], max_cost, max_bytes,
+                                 static_cast<std::size_t>(bytes_bits)),
+                  i};
     }
     std::sort(keyed.begin(), keyed.end());
     out.resize(items.size());

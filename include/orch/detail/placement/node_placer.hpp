@@ -264,10 +264,19 @@ private:
           shed_y = y;
         }
         if (can_move) {
+          // The smallest of the positions k.. whose cost fits `elsewhere` (a prefix of them:
+          // the list ascends by cost). When the smallest of all k.. (y) fits, it is that one;
+          // only otherwise are the positions scanned.
           const cost_t elsewhere = a != top ? room_[top] : elsewhere_top;
-          for (std::size_t x = k; x < n && lists_.cost_at(a, x) <= elsewhere; ++x) {
-            if (move_y == m || lists_.smaller(list[x], move_y)) {
-              move_y = list[x];
+          if (cost_[y] <= elsewhere) {
+            if (move_y == m || lists_.smaller(y, move_y)) {
+              move_y = y;
+            }
+          } else {
+            for (std::size_t x = k; x < n && lists_.cost_at(a, x) <= elsewhere; ++x) {
+              if (move_y == m || lists_.smaller(list[x], move_y)) {
+                move_y = list[x];
+              }
             }
           }
         }

@@ -88,6 +88,18 @@ struct node_item {
   return a.index < b.index;
 }
 
+/// packs_before's order (and pack_before's) above the index, as one integer that ascends as
+/// they go: larger cost, then, for a positive cost, more bytes. For an item whose cost is at
+/// most `max_cost` and bytes at most `max_bytes`; the key takes bit_width(max_cost) +
+/// `bytes_bits` bits, where bytes_bits = bit_width(max_bytes), so a caller with bits to spare
+/// packs a position or an index below it.
+[[nodiscard]] inline std::uint64_t pack_order_key(cost_t cost, bytes_t bytes, cost_t max_cost,
+                                                  bytes_t max_bytes, std::size_t bytes_bits) {
+  // Zero-cost items tie on bytes (packs_before compares bytes only for positive costs).
+  const auto spare = static_cast<std::uint64_t>(cost == 0 ? 0 : max_bytes - bytes);
+  return static_cast<std::uint64_t>(max_cost - cost) << bytes_bits | spare;
+}
+
 /// An item of a node over its capacity, as the shed bound reads it: cost (> 0), bytes and
 /// the bucket of its bytes per cost (see cheapest_cover). Trivial, so the array of them is
 /// not zero-filled before it is written.

@@ -72,11 +72,10 @@ public:
     }
     const auto keys = scratch_prefix(keys_, end - begin);
     for (std::size_t s = begin; s < end; ++s) {
-      // Zero-cost items tie on bytes (packs_before compares bytes only for positive costs).
-      const cost_t c = items.cost[s];
-      const auto spare = static_cast<std::uint64_t>(c == 0 ? 0 : max_bytes - items.bytes[s]);
-      keys[s - begin] = static_cast<std::uint64_t>(max_cost - c) << (bytes_bits + pos_bits) |
-                        spare << pos_bits | (s - begin);
+      keys[s - begin] = pack_order_key(items.cost[s], items.bytes[s], max_cost, max_bytes,
+                                       static_cast<std::size_t>(bytes_bits))
+                            << pos_bits |
+                        (s - begin);
     }
     const std::uint64_t mask = (std::uint64_t{1} << pos_bits) - 1;
     return fill(
