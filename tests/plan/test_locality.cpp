@@ -739,6 +739,31 @@ TEST_CASE("locality: shed_and_fill sheds the fewest bytes per cost and packs the
   CHECK(orch::measure_traffic(current, r, bytes, topo).inter_node == 10);
 }
 
+TEST_CASE("locality: shed_and_fill trades a shed item for a kept one with fewer bytes") {
+  // One rank per node, target 10. Node 0 holds A (cost 6, 6 bytes), B (3, 9) and C (4, 5):
+  // 13, so it must shed at least 3. Fewest bytes per cost first sheds A (6 bytes) and keeps
+  // 7. Node 1's item packs to `other`, the largest load after shedding: when that is 9, A
+  // comes back in place of C (load 9, 5 bytes shed instead of 6), and C goes to the empty
+  // node 2. When it is 8, the trade would raise the largest load: A leaves.
+  const auto topo = orch::topology::uniform(3, 1);
+  const std::vector<bytes_t> bytes{6, 9, 5, 1};
+  const std::vector<rank_t> current{0, 0, 0, 1};
+  for (const cost_t other : {cost_t{9}, cost_t{8}}) {
+    CAPTURE(other);
+    const std::vector<cost_t> costs{6, 3, 4, other};
+    const auto r = orch::detail::shed_and_fill(costs, current, bytes, topo, 10);
+    const auto loads = orch::bin_loads(costs, r, 3);
+    CHECK(*std::max_element(loads.begin(), loads.end()) == other); // no higher than without trades
+    if (other == 9) {
+      CHECK(r == std::vector<rank_t>{0, 0, 2, 1});
+      CHECK(orch::measure_traffic(current, r, bytes, topo).inter_node == 5);
+    } else {
+      CHECK(r == std::vector<rank_t>{2, 0, 0, 1});
+      CHECK(orch::measure_traffic(current, r, bytes, topo).inter_node == 6);
+    }
+  }
+}
+
 TEST_CASE("locality: shed_and_fill evicts the item whose leaving adds the fewest bytes") {
   // One rank per node, target 10. Node 0 holds 6 + 6 and sheds item 0 (1 byte for 6 of cost).
   // No node has room for 6: node 2 (room 5) could take it by evicting its own item 5 (3 bytes
