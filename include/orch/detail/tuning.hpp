@@ -87,7 +87,7 @@ inline constexpr std::size_t shed_fill_eviction_factor = 4;
 /// per node, of which at most shed_trade_partners per shed item try it in place of a kept
 /// item. On the bundled trace (512 ranks × 16, seeds 1 and 2) 12 checks per node take the
 /// input and text exchanges from 1.15-1.18x their bound to 1.09-1.10x; without a cap
-/// (1.09x too) some steps at 2,560 ranks changed what the fill strands and planned 3x
+/// (1.09x too) some steps at 2,560 ranks changed what the fill strands and planned 3.6x
 /// slower (docs/benchmarks.md, "Trading what a node sheds").
 inline constexpr std::size_t shed_trade_checks = 12;
 inline constexpr std::size_t shed_trade_partners = 8;
