@@ -15,7 +15,7 @@ seconds="${1:-${ORCH_FUZZ_SECONDS:-45}}"
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(trace instance partition plan metadata orchestrate)
+  targets=(trace instance partition plan metadata orchestrate placement)
 fi
 out="${ORCH_FUZZ_BUILD_DIR:-build/fuzz}"
 cmake --preset fuzz -B "$out" >/dev/null

@@ -5,15 +5,21 @@
 // LLM limits and groups, 1 or 2 threads. Either an orch::error, or a plan in which every phase
 // places each of its items exactly once with loads that sum to its costs and max ≥ bound, every
 // exchange's backward is its inverse (compose is the identity), the features go from the encoder
-// placement to the LLM placement, the text exchange delivers byte-exactly, and planning again
-// (on the other thread count) gives the same hash.
+// placement to the LLM placement, the text exchange delivers byte-exactly, the whole step moved
+// byte for byte assembles every sequence as the reference does and returns every gradient and
+// input (tests/support/step_bytes.hpp, small steps), and planning again (on the other thread
+// count) gives the same hash.
 #define ORCH_FUZZ_NAME "orchestrate"
 #include "../fuzz_input.hpp"
 
 #include <orch/exchange/execute.hpp>
 #include <orch/orchestrate/orchestrate.hpp>
 
+#include <support/step_bytes.hpp>
+
+#include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -200,6 +206,29 @@ int orch_fuzz_orchestrate(const std::uint8_t* data, std::size_t size) {
                         byte_of(x, j));
       }
     }
+  }
+  // The whole step byte for byte (tests/support/step_bytes.hpp): inputs to the encoders,
+  // stand-in features to the LLM ranks, flat and node-wise, the sequences assembled from the
+  // assembly map equal to the reference, gradients and inputs back through the inverses.
+  // Only where the step's buffers are small.
+  bytes_t moved = 0;
+  for (const orch::exchange_result& x : sp.exchanges()) {
+    moved += std::min<bytes_t>(x.forward.total_bytes(), bytes_t{1} << 40);
+  }
+  bytes_t widest = model.llm.text_bytes_per_token;
+  for (const auto& enc : model.encoders) {
+    widest = std::max(widest, enc.feature_bytes_per_token);
+  }
+  bytes_t sequence_bytes = 0;
+  for (const orch::length_t l : sp.assembly.sequence_length) {
+    sequence_bytes += std::min<bytes_t>(l, bytes_t{1} << 30) * std::min<bytes_t>(widest, 1 << 10);
+  }
+  if (moved <= (bytes_t{1} << 22) && sequence_bytes <= (bytes_t{1} << 22)) {
+    const auto report = orch::test::check_step_bytes(table, model, topo, sp);
+    if (!report.ok()) {
+      std::fprintf(stderr, "check_step_bytes: %s\n", report.first_error.c_str());
+    }
+    ORCH_FUZZ_CHECK(report.ok());
   }
   auto other = o;
   other.threads = 3 - o.threads;

@@ -4,7 +4,8 @@
 // is placed once, the loads are the recomputed loads and sum to the total, max_load is the
 // largest load and ≥ lower_bound ≥ max(⌈Σc/k⌉, max c), proven_optimal ⇒ max_load ==
 // lower_bound (without speeds), every constraint holds, a brute-force optimum of small
-// instances is never beaten and matches when proven, and a second call returns the same.
+// instances (k^n ≤ 20,000) is never beaten, never below the lower bound, and matched when
+// proven, and a second call returns the same.
 // orch::infeasible is accepted only when a constraint or groups were set.
 #define ORCH_FUZZ_NAME "partition"
 #include "../fuzz_input.hpp"
@@ -22,7 +23,7 @@ using orch::cost_t;
 using orch::index_t;
 using orch::rank_t;
 
-/// Optimal max load of n ≤ 8 items in k ≤ 3 bins by enumeration.
+/// Optimal max load of n items in k bins by enumeration (k^n assignments).
 cost_t brute_force(const std::vector<cost_t>& costs, rank_t k) {
   std::vector<cost_t> loads(static_cast<std::size_t>(k));
   cost_t best = std::numeric_limits<cost_t>::max();
@@ -156,9 +157,15 @@ int orch_fuzz_partition(const std::uint8_t* data, std::size_t size) {
       }
     }
   }
-  if (!constrained && speeds.empty() && n <= 8 && bins <= 3) {
+  // Brute force where k^n ≤ 20,000 assignments (n ≤ 14 items in 2 bins, 9 in 3, 7 in 4).
+  std::size_t combos = 1;
+  for (std::size_t i = 0; i < n && combos <= 20'000; ++i) {
+    combos *= static_cast<std::size_t>(bins);
+  }
+  if (!constrained && speeds.empty() && combos <= 20'000) {
     const cost_t opt = brute_force(costs, bins);
     ORCH_FUZZ_CHECK(r.max_load >= opt);
+    ORCH_FUZZ_CHECK(r.lower_bound <= opt);
     ORCH_FUZZ_CHECK(!r.proven_optimal || r.max_load == opt);
   }
   const auto again = orch::partition(costs, bins, o);

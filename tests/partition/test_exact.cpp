@@ -32,6 +32,40 @@ TEST_CASE("exact: equals the brute-force optimum and proves it") {
   }
 }
 
+TEST_CASE("exact: zero-cost items beside equal costs do not hide a feasible capacity") {
+  // The instance the placement fuzzer found: with the zero-cost item, bin completion once
+  // skipped every completion of a bin (adding the free zero "dominated" a completion, and
+  // that one was "dominated" by trading a member and the zero for an equal free item: the
+  // first completion again), proved 311,137 infeasible and reported 311,314 as optimal.
+  const std::vector<cost_t> c{77048, 77048, 0,     77048, 99498, 80347, 96310,
+                              51193, 77048, 76871, 94444, 85153, 37791};
+  const auto r = orch::exact(c, 3);
+  orch::test::check_partition_invariants(c, 3, r);
+  CHECK(r.max_load == 311137); // {80347, 51193, 94444, 85153}, the rest 310,647 and 308,015
+  CHECK(r.proven_optimal);
+  CHECK(r.lower_bound == 311137);
+  // Few distinct values, zeros among them: the brute-force optimum, proven.
+  for (std::uint64_t seed = 1; seed <= 400; ++seed) {
+    std::mt19937_64 rng(seed);
+    const auto n = static_cast<std::size_t>(orch::test::uniform_int(rng, 3, 10));
+    const auto k = static_cast<rank_t>(orch::test::uniform_int(rng, 2, 4));
+    std::vector<cost_t> values{0};
+    for (int v = 0; v < 3; ++v) {
+      values.push_back(orch::test::uniform_int(rng, 1, 30));
+    }
+    std::vector<cost_t> costs(n);
+    for (auto& x : costs) {
+      x = values[static_cast<std::size_t>(orch::test::uniform_int(rng, 0, 3))];
+    }
+    CAPTURE(seed);
+    CAPTURE(costs);
+    const auto e = orch::exact(costs, k);
+    const cost_t opt = orch::test::brute_force_optimum(costs, k);
+    CHECK(e.max_load == opt);
+    CHECK(e.lower_bound <= opt);
+  }
+}
+
 TEST_CASE("exact: near-perfect packings with few items per bin") {
   // Three items per bin that pack exactly: 20 bins of (a, b, 300 − a − b).
   std::mt19937_64 rng(77);
