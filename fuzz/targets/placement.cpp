@@ -179,7 +179,7 @@ placement_case fuzzed_case(orch::fuzz::input& in) {
   const auto n = static_cast<std::size_t>(in.uniform(0, 40));
   const int cost_magnitude = static_cast<int>(in.uniform(0, 3));
   const int byte_magnitude = static_cast<int>(in.uniform(0, 2));
-  // Crowded: every item on the first few ranks, so that ranks and nodes must shed.
+  // Half the cases crowd every item onto ranks 0..hot, so that ranks and nodes must shed.
   const rank_t hot = in.boolean() ? static_cast<rank_t>(in.uniform(0, k - 1)) : k - 1;
   constexpr std::int64_t small = std::int64_t{1} << 40;
   for (std::size_t i = 0; i < n; ++i) {

@@ -62,7 +62,8 @@ TEST_CASE("exact: zero-cost items beside equal costs do not hide a feasible capa
     const auto e = orch::exact(costs, k);
     const cost_t opt = orch::test::brute_force_optimum(costs, k);
     CHECK(e.max_load == opt);
-    CHECK(e.lower_bound <= opt);
+    CHECK(e.proven_optimal);
+    CHECK(e.lower_bound == opt);
   }
 }
 
