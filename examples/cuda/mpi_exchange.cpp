@@ -7,6 +7,7 @@
 #include <orch/cuda/communicator.hpp>
 #include <orch/cuda/device_buffer.hpp>
 #include <orch/cuda/error.hpp>
+#include <orch/exchange/item_offsets.hpp>
 #include <orch/exchange/layout.hpp>
 #include <orch/exchange/plan.hpp>
 #include <orch/exchange/schedule.hpp>
@@ -64,16 +65,15 @@ options parse(int argc, char** argv) {
   return o;
 }
 
-// Checks the destination buffer of `rank`; returns the number of wrong bytes.
+// Checks the destination buffer of `rank`; returns the number of wrong bytes. rank_offsets
+// walks the rank's slots once (exchange_plan::destination_offset scans them on every call).
 bytes_t check(const orch::exchange_plan& plan, rank_t rank, const std::vector<std::byte>& dst) {
+  const auto received = orch::rank_offsets::destination(plan, rank);
   bytes_t wrong = 0;
-  for (index_t i = 0; i < plan.items(); ++i) {
-    if (plan.to().rank_of(i) != rank) {
-      continue;
-    }
-    const bytes_t at = plan.destination_offset(i);
-    for (bytes_t b = 0; b < plan.item_bytes()[static_cast<std::size_t>(i)]; ++b) {
-      wrong += dst[static_cast<std::size_t>(at + b)] != payload(i, b) ? 1 : 0;
+  for (index_t s = 0; s < received.slots(); ++s) {
+    const orch::item_range r = received.at(s);
+    for (bytes_t b = 0; b < r.size; ++b) {
+      wrong += dst[static_cast<std::size_t>(r.offset + b)] != payload(r.item, b) ? 1 : 0;
     }
   }
   return wrong;
@@ -131,12 +131,11 @@ int run(int argc, char** argv) {
 
   const rank_t me = comm.rank();
   std::vector<std::byte> src(static_cast<std::size_t>(plan.source_bytes(me)));
-  for (index_t i = 0; i < plan.items(); ++i) {
-    if (plan.from().rank_of(i) == me) {
-      const bytes_t at = plan.source_offset(i);
-      for (bytes_t b = 0; b < bytes[static_cast<std::size_t>(i)]; ++b) {
-        src[static_cast<std::size_t>(at + b)] = payload(i, b);
-      }
+  const auto sent = orch::rank_offsets::source(plan, me);
+  for (index_t s = 0; s < sent.slots(); ++s) {
+    const orch::item_range r = sent.at(s);
+    for (bytes_t b = 0; b < r.size; ++b) {
+      src[static_cast<std::size_t>(r.offset + b)] = payload(r.item, b);
     }
   }
   const bytes_t dst_bytes = plan.destination_bytes(me);

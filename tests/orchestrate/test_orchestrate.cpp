@@ -165,6 +165,7 @@ void check_step(const scenario& s, const orch::model_description& model, orch::s
       return raw_byte(ph.items[static_cast<std::size_t>(i)], j);
     });
     const auto at_encoder = orch::execute(inputs.forward, raw);
+    const auto at_encoder_offsets = orch::item_offsets::destination(inputs.forward);
     // The stand-in encoder runs on each encoder rank on what it received.
     orch::rank_buffers out(static_cast<std::size_t>(s.topo.ranks()));
     for (rank_t r = 0; r < s.topo.ranks(); ++r) {
@@ -173,7 +174,7 @@ void check_step(const scenario& s, const orch::model_description& model, orch::s
     }
     for (index_t i = 0; i < features.forward.items(); ++i) {
       const index_t m = ph.items[static_cast<std::size_t>(i)];
-      const auto input = item_at_destination(inputs.forward, at_encoder, i);
+      const auto input = item_at_destination(inputs.forward, at_encoder_offsets, at_encoder, i);
       const auto y = encode(m, input, features.forward.item_bytes()[static_cast<std::size_t>(i)]);
       auto& buf = out[static_cast<std::size_t>(features.forward.from().rank_of(i))];
       std::copy(y.begin(), y.end(),
@@ -195,8 +196,9 @@ void check_step(const scenario& s, const orch::model_description& model, orch::s
       return grad_byte(ph.items[static_cast<std::size_t>(i)], j);
     });
     const auto at_encoder_grads = orch::execute(features.backward, grads);
+    const auto grads_offsets = orch::item_offsets::destination(features.backward);
     for (index_t i = 0; i < features.backward.items(); ++i) {
-      const auto got = item_at_destination(features.backward, at_encoder_grads, i);
+      const auto got = item_at_destination(features.backward, grads_offsets, at_encoder_grads, i);
       CHECK(features.backward.to().rank_of(i) == ph.placement.rank_of(i));
       bool ok = true;
       for (std::size_t j = 0; j < got.size(); ++j) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <orch/exchange/execute.hpp>
+#include <orch/exchange/item_offsets.hpp>
 #include <orch/exchange/schedule.hpp>
 #include <orch/orchestrate/orchestrate.hpp>
 
@@ -27,16 +28,18 @@ inline std::byte id_byte(std::uint64_t a, std::uint64_t b) {
   return static_cast<std::byte>((z ^ (z >> 31)) & 0xFFU);
 }
 
-/// Source buffers of `plan` with item i's byte j = fill(i, j).
+/// Source buffers of `plan` with item i's byte j = fill(i, j). O(items + bytes): offsets come
+/// from item_offsets, not from exchange_plan::source_offset, which scans the rank's slots.
 template <class Fill>
 rank_buffers fill_sources(const exchange_plan& plan, Fill fill) {
   rank_buffers b(static_cast<std::size_t>(plan.ranks()));
   for (rank_t r = 0; r < plan.ranks(); ++r) {
     b[static_cast<std::size_t>(r)].resize(static_cast<std::size_t>(plan.source_bytes(r)));
   }
+  const auto offsets = item_offsets::source(plan);
   for (index_t i = 0; i < plan.items(); ++i) {
     auto& buf = b[static_cast<std::size_t>(plan.from().rank_of(i))];
-    const bytes_t off = plan.source_offset(i);
+    const bytes_t off = offsets.offset(i);
     for (bytes_t j = 0; j < plan.item_bytes()[static_cast<std::size_t>(i)]; ++j) {
       buf[static_cast<std::size_t>(off + j)] = fill(i, j);
     }
@@ -44,13 +47,14 @@ rank_buffers fill_sources(const exchange_plan& plan, Fill fill) {
   return b;
 }
 
-/// The bytes of item i in the destination buffers of `plan`.
+/// The bytes of item i in the destination buffers of `plan`, whose offsets are `offsets`
+/// (item_offsets::destination(plan), built once per plan).
 inline std::span<const std::byte> item_at_destination(const exchange_plan& plan,
+                                                      const item_offsets& offsets,
                                                       const rank_buffers& dst, index_t i) {
   const auto& buf = dst[static_cast<std::size_t>(plan.to().rank_of(i))];
-  return std::span<const std::byte>(buf).subspan(
-      static_cast<std::size_t>(plan.destination_offset(i)),
-      static_cast<std::size_t>(plan.item_bytes()[static_cast<std::size_t>(i)]));
+  return std::span<const std::byte>(buf).subspan(static_cast<std::size_t>(offsets.offset(i)),
+                                                 static_cast<std::size_t>(offsets.size(i)));
 }
 
 /// What check_step_bytes found wrong (empty: nothing).
@@ -133,17 +137,19 @@ inline step_bytes_report check_step_bytes(const item_table& table, const model_d
     const auto at_encoder = run_both(
         in_plan, topo, fill_sources(in_plan, [&](index_t i, bytes_t j) { return raw(item(i), j); }),
         report, step.inputs.name);
+    const auto in_offsets = item_offsets::destination(in_plan);
     const auto& f_plan = step.features.forward;
+    const auto f_offsets = item_offsets::source(f_plan);
     rank_buffers out(static_cast<std::size_t>(ranks));
     for (rank_t r = 0; r < ranks; ++r) {
       out[static_cast<std::size_t>(r)].resize(static_cast<std::size_t>(f_plan.source_bytes(r)));
     }
     for (index_t i = 0; i < f_plan.items(); ++i) {
-      const auto y = stand_in_encoder(item(i), item_at_destination(in_plan, at_encoder, i),
-                                      f_plan.item_bytes()[static_cast<std::size_t>(i)]);
+      const auto y =
+          stand_in_encoder(item(i), item_at_destination(in_plan, in_offsets, at_encoder, i),
+                           f_plan.item_bytes()[static_cast<std::size_t>(i)]);
       auto& buf = out[static_cast<std::size_t>(f_plan.from().rank_of(i))];
-      std::copy(y.begin(), y.end(),
-                buf.begin() + static_cast<std::ptrdiff_t>(f_plan.source_offset(i)));
+      std::copy(y.begin(), y.end(), buf.begin() + static_cast<std::ptrdiff_t>(f_offsets.offset(i)));
     }
     llm_features[e] = run_both(f_plan, topo, out, report, step.features.name);
     // Gradients back through the inverse: each reaches its encoder rank intact.
@@ -151,11 +157,12 @@ inline step_bytes_report check_step_bytes(const item_table& table, const model_d
     const auto back = run_both(
         b_plan, topo, fill_sources(b_plan, [&](index_t i, bytes_t j) { return grad(item(i), j); }),
         report, step.features.name + " backward");
+    const auto b_offsets = item_offsets::destination(b_plan);
     for (index_t i = 0; i < b_plan.items() && report.ok(); ++i) {
       if (b_plan.to().rank_of(i) != step.phase.placement.rank_of(i)) {
         fail(step.features.name + " backward: item not returned to its encoder rank");
       }
-      const auto got = item_at_destination(b_plan, back, i);
+      const auto got = item_at_destination(b_plan, b_offsets, back, i);
       for (std::size_t j = 0; j < got.size(); ++j) {
         if (got[j] != grad(item(i), static_cast<bytes_t>(j))) {
           fail(step.features.name + " backward: gradient bytes differ");
@@ -173,8 +180,53 @@ inline step_bytes_report check_step_bytes(const item_table& table, const model_d
   const auto& t_plan = sp.text.forward;
   const auto text = run_both(t_plan, topo, fill_sources(t_plan, text_byte), report, "text");
 
-  // Assemble every example's sequence on its LLM rank and compare with the reference.
   const bytes_t tb = model.llm.text_bytes_per_token;
+  // Every sequence as the assembly map builds it, token by token from its LLM rank's buffers:
+  // one walk over each rank's segments (in target order) beside its examples in slot order,
+  // whose sequences must lie back to back from token 0 and fill the rank's sequence buffer.
+  std::vector<std::vector<std::byte>> assembled(static_cast<std::size_t>(table.examples()));
+  for (rank_t r = 0; r < ranks && report.ok(); ++r) {
+    const auto on = sp.llm.placement.items_on(r);
+    const auto begin_of = [&](std::size_t k) {
+      return sp.assembly.sequence_offset[static_cast<std::size_t>(on[k])];
+    };
+    const auto end_of = [&](std::size_t k) {
+      return begin_of(k) + sp.assembly.sequence_length[static_cast<std::size_t>(on[k])];
+    };
+    index_t filled = 0;
+    for (std::size_t k = 0; k < on.size(); ++k) {
+      if (begin_of(k) != filled) {
+        fail("rank " + std::to_string(r) + ": the sequence of example " + std::to_string(on[k]) +
+             " starts at token " + std::to_string(begin_of(k)) + ", not " + std::to_string(filled));
+      }
+      filled = end_of(k);
+    }
+    if (sp.assembly.sequence_tokens[static_cast<std::size_t>(r)] != filled) {
+      fail("rank " + std::to_string(r) + ": the sequence buffer is not its sequences' length");
+    }
+    std::size_t k = 0;
+    for (const auto& seg : sp.assembly.on_rank(r)) {
+      while (k < on.size() && end_of(k) <= seg.target_token) {
+        ++k;
+      }
+      if (k == on.size() || seg.target_token < begin_of(k)) {
+        continue;
+      }
+      const bool is_text = seg.source == text_source;
+      const bytes_t width =
+          is_text ? tb
+                  : model.encoders[static_cast<std::size_t>(seg.source)].feature_bytes_per_token;
+      const auto& buf =
+          is_text ? text[static_cast<std::size_t>(r)]
+                  : llm_features[static_cast<std::size_t>(seg.source)][static_cast<std::size_t>(r)];
+      const auto from = static_cast<std::size_t>(seg.source_token * width);
+      auto& got = assembled[static_cast<std::size_t>(on[k])];
+      got.insert(got.end(), buf.begin() + static_cast<std::ptrdiff_t>(from),
+                 buf.begin() + static_cast<std::ptrdiff_t>(
+                                   from + static_cast<std::size_t>(seg.tokens * width)));
+    }
+  }
+  // ... compared with the reference built from the generators.
   for (index_t x = 0; x < table.examples() && report.ok(); ++x) {
     std::vector<std::byte> want;
     const auto add_text = [&](length_t from, length_t to) {
@@ -194,28 +246,7 @@ inline step_bytes_report check_step_bytes(const item_table& table, const model_d
       }
     }
     add_text(consumed, table.text_tokens(x));
-    // The sequence as the assembly map builds it, token by token from the rank's buffers.
-    const rank_t r = sp.llm.placement.rank_of(x);
-    std::vector<std::byte> got;
-    const index_t begin = sp.assembly.sequence_offset[static_cast<std::size_t>(x)];
-    const index_t end = begin + sp.assembly.sequence_length[static_cast<std::size_t>(x)];
-    for (const auto& seg : sp.assembly.on_rank(r)) {
-      if (seg.target_token < begin || seg.target_token >= end) {
-        continue;
-      }
-      const bool is_text = seg.source == text_source;
-      const bytes_t width =
-          is_text ? tb
-                  : model.encoders[static_cast<std::size_t>(seg.source)].feature_bytes_per_token;
-      const auto& buf =
-          is_text ? text[static_cast<std::size_t>(r)]
-                  : llm_features[static_cast<std::size_t>(seg.source)][static_cast<std::size_t>(r)];
-      const auto from = static_cast<std::size_t>(seg.source_token * width);
-      got.insert(got.end(), buf.begin() + static_cast<std::ptrdiff_t>(from),
-                 buf.begin() + static_cast<std::ptrdiff_t>(
-                                   from + static_cast<std::size_t>(seg.tokens * width)));
-    }
-    if (got != want) {
+    if (assembled[static_cast<std::size_t>(x)] != want) {
       fail("example " + std::to_string(x) + ": the assembled sequence differs from the reference");
     }
   }
