@@ -11,6 +11,7 @@
 #include "../fuzz_input.hpp"
 
 #include <orch/partition/partition.hpp>
+#include <support/brute_force.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -22,26 +23,6 @@ namespace {
 using orch::cost_t;
 using orch::index_t;
 using orch::rank_t;
-
-/// Optimal max load of n items in k bins by enumeration (k^n assignments).
-cost_t brute_force(const std::vector<cost_t>& costs, rank_t k) {
-  std::vector<cost_t> loads(static_cast<std::size_t>(k));
-  cost_t best = std::numeric_limits<cost_t>::max();
-  std::size_t combos = 1;
-  for (std::size_t i = 0; i < costs.size(); ++i) {
-    combos *= static_cast<std::size_t>(k);
-  }
-  for (std::size_t c = 0; c < combos; ++c) {
-    std::fill(loads.begin(), loads.end(), 0);
-    std::size_t code = c;
-    for (const cost_t cost : costs) {
-      loads[code % static_cast<std::size_t>(k)] += cost;
-      code /= static_cast<std::size_t>(k);
-    }
-    best = std::min(best, *std::max_element(loads.begin(), loads.end()));
-  }
-  return best;
-}
 
 } // namespace
 
@@ -163,7 +144,7 @@ int orch_fuzz_partition(const std::uint8_t* data, std::size_t size) {
     combos *= static_cast<std::size_t>(bins);
   }
   if (!constrained && speeds.empty() && combos <= 20'000) {
-    const cost_t opt = brute_force(costs, bins);
+    const cost_t opt = orch::test::brute_force_optimum(costs, bins);
     ORCH_FUZZ_CHECK(r.max_load >= opt);
     ORCH_FUZZ_CHECK(r.lower_bound <= opt);
     ORCH_FUZZ_CHECK(!r.proven_optimal || r.max_load == opt);

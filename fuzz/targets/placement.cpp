@@ -84,15 +84,21 @@ cost_t largest_of(const std::vector<cost_t>& loads) {
   return out;
 }
 
+/// base^exp, or some value above 1,000,000 when it is larger.
+std::size_t power(std::size_t base, std::size_t exp) {
+  std::size_t p = 1;
+  for (std::size_t i = 0; i < exp && p <= 1'000'000; ++i) {
+    p *= base;
+  }
+  return p;
+}
+
 /// Calls f(to) for every assignment `to` of the case's items to its ranks (k^n of them).
 template <class F>
 void for_each_assignment(const placement_case& c, F&& f) {
   const std::size_t k = c.node_of_rank.size();
   const std::size_t n = c.costs.size();
-  std::size_t combos = 1;
-  for (std::size_t i = 0; i < n; ++i) {
-    combos *= k;
-  }
+  const std::size_t combos = power(k, n);
   std::vector<rank_t> to(n);
   for (std::size_t code = 0; code < combos; ++code) {
     std::size_t rest = code;
@@ -138,14 +144,6 @@ struct children {
     return out;
   }
 };
-
-std::size_t power(std::size_t base, std::size_t exp) {
-  std::size_t p = 1;
-  for (std::size_t i = 0; i < exp && p <= 1'000'000; ++i) {
-    p *= base;
-  }
-  return p;
-}
 
 placement_case fuzzed_case(orch::fuzz::input& in) {
   placement_case c;
@@ -358,7 +356,9 @@ int orch_fuzz_placement(const std::uint8_t* data, std::size_t size) {
   }
   const bytes_t lb = orch::inter_node_lower_bound(c.costs, c.current, c.bytes, topo, r.target);
   ORCH_FUZZ_CHECK(lb <= moved.inter_node);
-  if (power(k, n) <= 20'000) {
+  // Brute force where k^n ≤ 20,000 assignments.
+  const bool enumerable = power(k, n) <= 20'000;
+  if (enumerable) {
     const auto best = fewest_inter_node(c, r.target);
     ORCH_FUZZ_CHECK(best.has_value()); // the result itself is one
     ORCH_FUZZ_CHECK(lb <= *best && *best <= moved.inter_node);
@@ -385,7 +385,7 @@ int orch_fuzz_placement(const std::uint8_t* data, std::size_t size) {
     const bytes_t follow = orch::follow_parent_inter_node_lower_bound(
         c.costs, ch.parent_of, ch.rank, ch.bytes, topo, r.target);
     ORCH_FUZZ_CHECK(follow <= ch.inter_node(c, r.rank_of));
-    if (power(k, n) <= 20'000) {
+    if (enumerable) {
       for_each_assignment(c, [&](const std::vector<rank_t>& to) {
         if (largest_of(loads_of(c.costs, to, k)) <= r.target) {
           ORCH_FUZZ_CHECK(follow <= ch.inter_node(c, to));
