@@ -228,18 +228,10 @@ void check_step(const scenario& s, const orch::model_description& model, orch::s
     auto& seq = sequence[static_cast<std::size_t>(r)];
     seq.resize(static_cast<std::size_t>(sp.assembly.sequence_tokens[static_cast<std::size_t>(r)]));
     for (const auto& seg : sp.assembly.on_rank(r)) {
-      const bool is_text = seg.source == orch::text_source;
-      const bytes_t tb =
-          is_text ? text_tb
-                  : model.encoders[static_cast<std::size_t>(seg.source)].feature_bytes_per_token;
-      const auto& buf =
-          is_text ? text_dst[static_cast<std::size_t>(r)]
-                  : llm_features[static_cast<std::size_t>(seg.source)][static_cast<std::size_t>(r)];
+      const auto source = orch::test::source_of(seg, model, text_dst, llm_features, r);
       for (length_t k = 0; k < seg.tokens; ++k) {
-        const auto from = static_cast<std::size_t>((seg.source_token + k) * tb);
-        seq[static_cast<std::size_t>(seg.target_token + k)] =
-            token(buf.begin() + static_cast<std::ptrdiff_t>(from),
-                  buf.begin() + static_cast<std::ptrdiff_t>(from) + tb);
+        const auto bytes = source.tokens(seg.source_token + k, 1);
+        seq[static_cast<std::size_t>(seg.target_token + k)] = token(bytes.begin(), bytes.end());
       }
     }
   }

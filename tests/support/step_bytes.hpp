@@ -57,6 +57,32 @@ inline std::span<const std::byte> item_at_destination(const exchange_plan& plan,
                                                  static_cast<std::size_t>(offsets.size(i)));
 }
 
+/// Where an assembly segment's tokens come from on its rank: the rank's text buffer or its
+/// encoder's feature buffer, and the bytes of one token there.
+struct segment_source {
+  std::span<const std::byte> buffer;
+  bytes_t token_bytes = 0;
+
+  /// The bytes of `tokens` tokens from token `first` on.
+  [[nodiscard]] std::span<const std::byte> tokens(index_t first, length_t tokens) const {
+    return buffer.subspan(static_cast<std::size_t>(first * token_bytes),
+                          static_cast<std::size_t>(tokens * token_bytes));
+  }
+};
+
+/// The source of `seg` on rank `r`, given every rank's text buffer and every encoder's
+/// feature buffers on the LLM ranks.
+inline segment_source source_of(const assembly_segment& seg, const model_description& model,
+                                const rank_buffers& text, const std::vector<rank_buffers>& features,
+                                rank_t r) {
+  const auto rank = static_cast<std::size_t>(r);
+  if (seg.source == text_source) {
+    return {text[rank], model.llm.text_bytes_per_token};
+  }
+  const auto e = static_cast<std::size_t>(seg.source);
+  return {features[e][rank], model.encoders[e].feature_bytes_per_token};
+}
+
 /// What check_step_bytes found wrong (empty: nothing).
 struct step_bytes_report {
   std::string first_error;
@@ -180,7 +206,6 @@ inline step_bytes_report check_step_bytes(const item_table& table, const model_d
   const auto& t_plan = sp.text.forward;
   const auto text = run_both(t_plan, topo, fill_sources(t_plan, text_byte), report, "text");
 
-  const bytes_t tb = model.llm.text_bytes_per_token;
   // Every sequence as the assembly map builds it, token by token from its LLM rank's buffers:
   // one walk over each rank's segments (in target order) beside its examples in slot order,
   // whose sequences must lie back to back from token 0 and fill the rank's sequence buffer.
@@ -212,21 +237,14 @@ inline step_bytes_report check_step_bytes(const item_table& table, const model_d
       if (k == on.size() || seg.target_token < begin_of(k)) {
         continue;
       }
-      const bool is_text = seg.source == text_source;
-      const bytes_t width =
-          is_text ? tb
-                  : model.encoders[static_cast<std::size_t>(seg.source)].feature_bytes_per_token;
-      const auto& buf =
-          is_text ? text[static_cast<std::size_t>(r)]
-                  : llm_features[static_cast<std::size_t>(seg.source)][static_cast<std::size_t>(r)];
-      const auto from = static_cast<std::size_t>(seg.source_token * width);
+      const auto bytes =
+          source_of(seg, model, text, llm_features, r).tokens(seg.source_token, seg.tokens);
       auto& got = assembled[static_cast<std::size_t>(on[k])];
-      got.insert(got.end(), buf.begin() + static_cast<std::ptrdiff_t>(from),
-                 buf.begin() + static_cast<std::ptrdiff_t>(
-                                   from + static_cast<std::size_t>(seg.tokens * width)));
+      got.insert(got.end(), bytes.begin(), bytes.end());
     }
   }
   // ... compared with the reference built from the generators.
+  const bytes_t tb = model.llm.text_bytes_per_token;
   for (index_t x = 0; x < table.examples() && report.ok(); ++x) {
     std::vector<std::byte> want;
     const auto add_text = [&](length_t from, length_t to) {
