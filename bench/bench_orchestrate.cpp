@@ -4,20 +4,25 @@
 // bound, the composed feature route vs two hops, inter-node bytes against their lower bounds,
 // the growth of the peak resident set, page faults per step, and the plan time over the time
 // of std::sort on 81,920 64-bit keys (the reference the plan-time targets are stated in,
-// docs/benchmarks.md). bench_orchestrate_training_loop plans as a training loop does, each
-// plan replacing the previous one.
+// docs/benchmarks.md); beside it, the heap bytes of the returned plan and the time of writing
+// that many bytes once (memset), the memory floor of any step that returns such a plan.
+// bench_orchestrate_training_loop plans as a training loop does, each plan replacing the
+// previous one.
 #include <orch/orchestrate/orchestrate.hpp>
 
 #include <support/generators.hpp>
 
 #include <benchmark/benchmark.h>
 
+#include <malloc.h>
 #include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <string_view>
@@ -132,6 +137,34 @@ void set_time_counters(benchmark::State& state, std::chrono::steady_clock::durat
   state.counters["page_faults_per_step"] = static_cast<double>(faults) / steps;
 }
 
+/// Heap bytes in use (glibc's mallinfo2: small chunks plus mmapped ones), or nothing where
+/// the C library has no mallinfo2.
+std::optional<std::size_t> heap_in_use() {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+  const struct mallinfo2 m = mallinfo2();
+  return m.uordblks + m.hblkhd;
+#else
+  return std::nullopt;
+#endif
+}
+
+/// Median wall time in ms of one memset over `bytes` bytes of a buffer already written once
+/// (no page faults), over `runs` runs: the least time any code takes to write that much.
+double write_reference_ms(std::size_t bytes, int runs) {
+  std::vector<unsigned char> buffer(bytes, 1);
+  std::vector<double> ms;
+  for (int r = 0; r < runs; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    std::memset(buffer.data(), r, buffer.size());
+    benchmark::ClobberMemory();
+    const auto stop = std::chrono::steady_clock::now();
+    benchmark::DoNotOptimize(buffer.data());
+    ms.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
+  }
+  std::nth_element(ms.begin(), ms.begin() + runs / 2, ms.end());
+  return ms[static_cast<std::size_t>(runs / 2)];
+}
+
 /// A whole-step benchmark's inputs from its arguments (strategy, ranks, threads).
 struct step_case {
   orch::topology topo;
@@ -148,8 +181,27 @@ step_case make_step_case(const benchmark::State& state) {
   return c;
 }
 
+/// plan_MiB: the heap bytes one returned plan holds (vectors' capacities included), measured
+/// around a plan built for it; write_over_sort: the time of writing that many bytes once over
+/// the sort's time (set_time_counters' sort_ms, so call this after it). No algorithm builds a
+/// plan of this size in less than its write time; docs/benchmarks.md sets the `none` step's
+/// target (1x the sort) beside it.
+void set_memory_floor_counters(benchmark::State& state, const step_case& c) {
+  const auto before = heap_in_use();
+  const orch::step_plan plan = orch::orchestrate(c.table, c.model, c.topo, c.options);
+  const auto after = heap_in_use();
+  benchmark::DoNotOptimize(plan.hash);
+  if (!before || !after || *after < *before) {
+    return;
+  }
+  const std::size_t bytes = *after - *before;
+  state.counters["plan_MiB"] = static_cast<double>(bytes) / (1024.0 * 1024.0);
+  state.counters["write_over_sort"] = write_reference_ms(bytes, 5) / state.counters["sort_ms"];
+}
+
 void bench_orchestrate(benchmark::State& state) {
-  const auto [topo, table, model, options] = make_step_case(state);
+  const step_case c = make_step_case(state);
+  const auto& [topo, table, model, options] = c;
   // The growth of the peak resident set over the first plan: the step plan's peak memory
   // above the table when this benchmark runs first in its process (--benchmark_filter).
   const double rss_before = peak_rss_mib();
@@ -167,6 +219,7 @@ void bench_orchestrate(benchmark::State& state) {
   }
   const auto stop = std::chrono::steady_clock::now();
   set_time_counters(state, stop - start, minor_page_faults() - faults_before, sort_ms_before);
+  set_memory_floor_counters(state, c);
   state.counters["peak_rss_growth_MiB"] = rss_growth;
   state.SetLabel(std::string(orch::to_string(options.strategy)));
   state.counters["examples"] = static_cast<double>(table.examples());
@@ -212,7 +265,8 @@ BENCHMARK(bench_orchestrate)
 /// which lets glibc's malloc return the memory to the kernel at one thread (page faults every
 /// step; docs/benchmarks.md, "The heap allocator and the one-thread step").
 void bench_orchestrate_training_loop(benchmark::State& state) {
-  const auto [topo, table, model, options] = make_step_case(state);
+  const step_case c = make_step_case(state);
+  const auto& [topo, table, model, options] = c;
   orch::step_plan plan = orch::orchestrate(table, model, topo, options);
   const double sort_ms_before = sort_reference_ms(5);
   const long faults_before = minor_page_faults();
@@ -223,6 +277,7 @@ void bench_orchestrate_training_loop(benchmark::State& state) {
   }
   const auto stop = std::chrono::steady_clock::now();
   set_time_counters(state, stop - start, minor_page_faults() - faults_before, sort_ms_before);
+  set_memory_floor_counters(state, c);
   state.SetLabel(std::string(orch::to_string(options.strategy)));
 }
 BENCHMARK(bench_orchestrate_training_loop)
@@ -308,6 +363,25 @@ void bench_step_place(benchmark::State& state) {
                  std::string(orch::to_string(method)));
 }
 BENCHMARK(bench_step_place)->DenseRange(0, 2)->ArgName("phase")->Unit(benchmark::kMillisecond);
+
+/// The assembly map of the 2,560-rank step under `none` (every example on its owner, its media
+/// in the owner's feature layouts), hashed as the orchestrator builds it. Label: the segments.
+void bench_step_assemble(benchmark::State& state) {
+  const auto table = bench_table(2560, 32, 2026);
+  const auto in = orch::detail::resolve_inputs(table, bench_model());
+  const auto owners = orch::detail::owner_layout(table, 2560);
+  const auto media = orch::detail::media_layouts_following(table, in, owners);
+  std::size_t segments = 0;
+  for (auto _ : state) {
+    std::uint64_t hash = 0;
+    auto a = orch::detail::assemble_sequences<true>(table, owners, media, in.encoder_media,
+                                                    in.media_encoder, in.output_tokens, &hash);
+    segments = a.segments.size();
+    benchmark::DoNotOptimize(hash);
+  }
+  state.SetLabel(std::to_string(segments) + " segments");
+}
+BENCHMARK(bench_step_assemble)->Unit(benchmark::kMillisecond);
 
 void bench_step_inter_node_bound(benchmark::State& state) {
   const auto p = make_step_phase(static_cast<std::size_t>(state.range(0)));
