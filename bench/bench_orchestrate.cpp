@@ -149,7 +149,8 @@ std::optional<std::size_t> heap_in_use() {
 }
 
 /// Median wall time in ms of one memset over `bytes` bytes of a buffer already written once
-/// (no page faults), over `runs` runs: the least time any code takes to write that much.
+/// (no page faults), over `runs` runs: about the least time this machine takes to write that
+/// much (non-temporal stores may beat memset on some machines, by little).
 double write_reference_ms(std::size_t bytes, int runs) {
   std::vector<unsigned char> buffer(bytes, 1);
   std::vector<double> ms;
@@ -183,9 +184,9 @@ step_case make_step_case(const benchmark::State& state) {
 
 /// plan_MiB: the heap bytes one returned plan holds (vectors' capacities included), measured
 /// around a plan built for it; write_over_sort: the time of writing that many bytes once over
-/// the sort's time (set_time_counters' sort_ms, so call this after it). No algorithm builds a
-/// plan of this size in less than its write time; docs/benchmarks.md sets the `none` step's
-/// target (1x the sort) beside it.
+/// the sort's time (set_time_counters' sort_ms, so call this after it). Any algorithm that
+/// returns a plan of this size writes it at least once; docs/benchmarks.md sets the `none`
+/// step's target (1x the sort) beside that floor.
 void set_memory_floor_counters(benchmark::State& state, const step_case& c) {
   const auto before = heap_in_use();
   const orch::step_plan plan = orch::orchestrate(c.table, c.model, c.topo, c.options);
